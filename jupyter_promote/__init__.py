@@ -1,0 +1,34 @@
+"""jupyter-promote: turn a notebook that works into a cluster job that behaves the same way.
+
+This module holds only the Jupyter extension entry points and the public in-job API, so that
+``import jupyter_promote as promote`` is cheap inside a kernel (standard library only).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._version import __version__
+
+__all__ = ["__version__", "report"]
+
+
+def report(tolerance: dict[str, Any] | None = None, **metrics: Any) -> dict[str, float]:
+    """Record behavioural metrics of this run, e.g. ``promote.report(accuracy=0.93, loss=0.12)``.
+
+    In an interactive notebook the metrics are displayed and stored in the cell's output, so the
+    saved notebook carries its own baseline; in a promoted job they also become ``metric`` events.
+    """
+    from .runtime.report import report as _report
+
+    return _report(tolerance=tolerance, **metrics)
+
+
+def _jupyter_labextension_paths() -> list[dict[str, str]]:
+    return [{"src": "labextension", "dest": "jupyter-promote"}]
+
+
+def _jupyter_server_extension_points() -> list[dict[str, Any]]:
+    from .app import PromoteExtension
+
+    return [{"module": "jupyter_promote", "app": PromoteExtension}]

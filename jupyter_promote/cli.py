@@ -1,0 +1,358 @@
+"""``jupyter promote``: freeze, convert, run, status, logs.
+
+Exit codes: 0 succeeded; 1 the job failed; 2 a usage or input error; 3 parity failed (reserved);
+130 cancelled (Ctrl-C).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import re
+import signal
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from .errors import EXIT_CANCELLED, EXIT_JOB_FAILED, EXIT_OK, EXIT_USAGE, JobNotFound, PromoteError, TargetUnavailable, UsageError
+from .models import JobState, MonitorSettings, Resources
+
+_CONFIG_FLAG = re.compile(r"^--[A-Za-z_]\w*\.[A-Za-z_]\w*(=.*)?$")
+_EXIT_BY_STATE = {JobState.SUCCEEDED: EXIT_OK, JobState.FAILED: EXIT_JOB_FAILED, JobState.CANCELLED: EXIT_CANCELLED}
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, exit code 2
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="jupyter promote", description="Promote a notebook to a cluster job that behaves the same way.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    freeze = sub.add_parser("freeze", help="freeze a kernel's environment into promote.lock.json")
+    which = freeze.add_mutually_exclusive_group()
+    which.add_argument("--kernel", help="kernelspec name (default: python3)")
+    which.add_argument("--python", help="path of an interpreter to freeze instead of a kernel's")
+    freeze.add_argument("-o", "--out", default="promote-env", help="output directory (default: promote-env)")
+    freeze.add_argument("--json", action="store_true", help="print the lock on stdout")
+
+    convert = sub.add_parser("convert", help="turn a notebook into a monitored papermill job notebook")
+    convert.add_argument("notebook")
+    convert.add_argument("-o", "--out", required=True, help="the job notebook to write")
+    _monitor_options(convert)
+
+    run = sub.add_parser("run", help="freeze, convert, run on a target and follow the job to the end")
+    run.add_argument("notebook")
+    run.add_argument("-p", "--parameters", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"))
+    run.add_argument("-r", "--parameters-raw", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"))
+    run.add_argument("-y", "--parameters-yaml", action="append", default=[], metavar="YAML")
+    run.add_argument("-f", "--parameters-file", action="append", default=[], metavar="PARAMS.yaml")
+    run.add_argument("--target", help="where to run (default: local)")
+    run.add_argument("--out", help="run directory (default: a new one under the runs directory)")
+    run.add_argument("--cpus")
+    run.add_argument("--memory")
+    run.add_argument("--gpus")
+    run.add_argument("--time", help="time limit, e.g. 30m, 2h, 1:00:00")
+    run.add_argument("--json", action="store_true", help="print the final job.json on stdout and nothing else")
+    _monitor_options(run)
+
+    status = sub.add_parser("status", help="the state of a job (or of recent jobs)")
+    status.add_argument("job", nargs="?", help="run directory or job id")
+    status.add_argument("--json", action="store_true")
+
+    logs = sub.add_parser("logs", help="the job's stdout/stderr")
+    logs.add_argument("job", help="run directory or job id")
+    logs.add_argument("--follow", "-F", action="store_true", help="keep printing until the job ends")
+    return parser
+
+
+def _monitor_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--stall-timeout", type=float, default=None, metavar="S", help="seconds without progress (default 600)")
+    parser.add_argument("--deterministic", action="store_true", help="seed and pin deterministic algorithms")
+    parser.add_argument(
+        "--monitor",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="monitor setting, e.g. nan_action=alert, stall_action=alert, throughput_action=fail, check_every=10",
+    )
+
+
+def monitor_settings(args: argparse.Namespace) -> MonitorSettings:
+    fields = MonitorSettings.__dataclass_fields__
+    values: dict[str, Any] = {}
+    for item in args.monitor:
+        key, sep, value = item.partition("=")
+        if not sep or key not in fields:
+            raise UsageError(f"--monitor {item}: expected KEY=VALUE with KEY one of {', '.join(fields)}", subject="monitor")
+        kind = type(fields[key].default)
+        try:
+            values[key] = kind(value)
+        except ValueError:
+            raise UsageError(f"--monitor {item}: {value!r} is not a {kind.__name__}", subject="monitor") from None
+    if args.stall_timeout is not None:
+        values["stall_timeout_s"] = args.stall_timeout
+    return MonitorSettings(**values)
+
+
+def _say(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+# ---- commands ------------------------------------------------------------------------------------
+def cmd_freeze(args: argparse.Namespace, app: Any) -> int:
+    from .freeze import freeze, kernel_interpreter, python_interpreter
+
+    interpreter = python_interpreter(args.python) if args.python else kernel_interpreter(args.kernel or "python3")
+    env = freeze(interpreter, args.out, env_allowlist=tuple(app.settings.env_allowlist))
+    for warning in env.lock["warnings"]:
+        _say(f"warning: {warning}")
+    _say(f"froze {interpreter.display}: {env.summary()} -> {env.lock_path}")
+    if args.json:
+        print(json.dumps(env.lock, indent=2, sort_keys=True))
+    return EXIT_OK
+
+
+def cmd_convert(args: argparse.Namespace, app: Any) -> int:
+    from .job.convert import convert, write_notebook
+    from .job.notebook import kernel_of, read_notebook
+
+    nb = read_notebook(args.notebook)
+    kernel_of(nb, args.notebook)
+    out = Path(args.out)
+    if not out.parent.is_dir():
+        raise UsageError(f"-o {args.out}: directory {out.parent} does not exist", subject=args.out)
+    result = convert(nb, monitor_settings(args), deterministic=args.deterministic)
+    if not result.has_parameters_cell:
+        _say(f"note: {args.notebook} has no cell tagged 'parameters'; papermill will inject parameters at the top")
+    write_notebook(result.notebook, str(out))
+    _say(f"wrote {out} ({result.code_cells} code cells, 3 of them injected)" if result.has_parameters_cell else f"wrote {out} ({result.code_cells} code cells, 2 of them injected)")
+    return EXIT_OK
+
+
+def cmd_run(args: argparse.Namespace, app: Any) -> int:
+    from .job.parameters import collect_parameters
+    from .pipeline import Pipeline, PromoteRequest
+    from .progress import TerminalProgress
+    from .targets import target_class
+
+    settings = app.settings
+    target_name = args.target or settings.default_target
+    target = target_class(target_name)(config=app.config)
+    ok, why = target.available()
+    if not ok:
+        raise TargetUnavailable(f"--target {target_name}: unavailable: {why}", subject=target_name)
+    request = PromoteRequest(
+        notebook=args.notebook,
+        target=target_name,
+        parameters=collect_parameters(args.parameters, args.parameters_raw, args.parameters_yaml, args.parameters_file),
+        resources=Resources.parse(args.cpus, args.memory, args.gpus, args.time),
+        monitor=monitor_settings(args),
+        deterministic=args.deterministic,
+        out=args.out,
+    )
+    for warning in target.check_resources(request.resources):
+        _say(f"warning: {warning}")
+    pipeline = Pipeline(settings.runs_dir, tuple(settings.env_allowlist), settings.poll_interval)
+    progress = TerminalProgress()
+    progress.note(f"promoting {args.notebook} to {target.display_name}")
+    prepared = pipeline.prepare(request)
+    for note in pipeline.notes:
+        progress.note(f"  note: {note}")
+    progress.note(f"  environment: {prepared.env.summary()}")
+    if not prepared.has_parameters_cell:
+        progress.note(f"  note: {args.notebook} has no cell tagged 'parameters'; parameters go at the top (papermill's rule)")
+    _warn_unknown_parameters(args.notebook, request.parameters, progress)
+    progress.note(f"  run directory: {prepared.run.path}")
+    view = asyncio.run(_submit_and_follow(pipeline, prepared, target, progress))
+    progress.close()
+    record = prepared.run.read()
+    if view.state is JobState.SUCCEEDED:
+        summary = f"succeeded in {_duration(record)}"
+        if view.alerts:
+            summary += f" with {len(view.alerts)} alert(s)"
+    else:
+        summary = f"{view.state.value} ({view.reason}): {view.message}"
+    progress.note(f"job {record.id} {summary}")
+    progress.note(f"  output: {prepared.run.output_notebook}")
+    if args.json:
+        print(json.dumps(record.to_json(), indent=2, sort_keys=True))
+    return _EXIT_BY_STATE[view.state]
+
+
+def _duration(record: Any) -> str:
+    if record.started_at and record.finished_at:
+        return f"{record.finished_at - record.started_at:.1f} s"
+    return "?"
+
+
+def _warn_unknown_parameters(notebook: str, params: dict[str, Any], progress: Any) -> None:
+    if not params:
+        return
+    from papermill import inspect_notebook
+
+    try:
+        known = inspect_notebook(notebook)
+    except Exception:
+        return
+    for name in params:
+        if known and name not in known:
+            progress.note(f"  warning: parameter {name!r} is not in the notebook's parameters cell ({', '.join(known)})")
+
+
+async def _submit_and_follow(pipeline: Any, prepared: Any, target: Any, progress: Any) -> Any:
+    loop = asyncio.get_running_loop()
+    interrupted = asyncio.Event()
+    loop.add_signal_handler(signal.SIGINT, interrupted.set)
+    try:
+        await pipeline.submit(prepared, target)
+        follow = asyncio.create_task(pipeline.follow(prepared, target, progress.on_event))
+        stop = asyncio.create_task(interrupted.wait())
+        done, _ = await asyncio.wait({follow, stop}, return_when=asyncio.FIRST_COMPLETED)
+        if follow in done:
+            stop.cancel()
+            return follow.result()
+        progress.note("cancelling (Ctrl-C): stopping the job and saving its partial output ...")
+        await pipeline.cancel(prepared, target)
+        try:
+            return await asyncio.wait_for(follow, timeout=60)
+        except asyncio.TimeoutError:
+            prepared.log.emit("status", state="cancelled", reason="cancelled", message="cancelled (Ctrl-C)", source="cli")
+            return await pipeline.follow(prepared, target, progress.on_event)
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
+
+
+def _find_run(job: str, runs_dir: str) -> Any:
+    from .rundir import RunDir
+
+    if os.path.isdir(job):
+        return RunDir(job)
+    root = Path(runs_dir)
+    if root.is_dir():
+        for candidate in sorted(root.iterdir()):
+            if candidate.name.endswith(f"-{job[:6]}") and (candidate / "job.json").is_file():
+                run = RunDir(candidate)
+                if run.read().id.startswith(job):
+                    return run
+    raise JobNotFound(f"{job}: no such run directory or job id (looked in {runs_dir})", subject=job)
+
+
+def reconcile(run: Any, app: Any) -> Any:
+    """job.json brought up to date with the job's events and, when still unfinished, its target."""
+    from .events import JobView
+    from .runtime.events import EventLog, read_events
+    from .targets import target_class
+
+    record = run.read()
+    view = JobView().fold(read_events(str(run.events)))
+    if not view.state.final and record.handle:
+        target = target_class(record.target)(config=app.config)
+        status = asyncio.run(target.poll({record.id: record.handle}))[record.id]
+        if status.state is None or status.state.final:
+            EventLog(str(run.events), record.id).emit(
+                "status",
+                state=(status.state or JobState.FAILED).value,
+                reason=status.reason or "lost",
+                message=status.message or "the job is gone and never reported how it ended",
+                source="status",
+            )
+            view = JobView().fold(read_events(str(run.events)))
+    if view.seq:
+        record.state, record.reason, record.message = view.state, view.reason, view.message
+        record.started_at = record.started_at or view.started_at
+        record.finished_at = view.finished_at
+        record.metrics = dict(view.metrics)
+        run.write(record)
+    return record, view
+
+
+def cmd_status(args: argparse.Namespace, app: Any) -> int:
+    from .rundir import RunDir
+
+    if args.job is None:
+        root = Path(app.settings.runs_dir)
+        runs = [RunDir(p) for p in sorted(root.iterdir())] if root.is_dir() else []
+        rows = [reconcile(r, app)[0] for r in runs if r.exists()]
+        if args.json:
+            print(json.dumps([r.to_json() for r in rows], indent=2, sort_keys=True))
+        else:
+            for r in rows[-20:]:
+                started = time.strftime("%Y-%m-%d %H:%M", time.localtime(r.created_at))
+                print(f"{r.id}  {r.state.value:<10} {r.reason or '':<8} {r.target:<8} {started}  {os.path.basename(r.notebook)}")
+        return EXIT_OK
+    record, view = reconcile(_find_run(args.job, app.settings.runs_dir), app)
+    if args.json:
+        print(json.dumps(record.to_json(), indent=2, sort_keys=True))
+        return EXIT_OK
+    print(f"job {record.id}: {view.progress_line()}")
+    print(f"  notebook: {record.notebook}")
+    print(f"  target:   {record.target}")
+    if record.message:
+        print(f"  message:  {record.message}")
+    for alert in view.alerts:
+        print(f"  ! {alert['kind']}: {alert['message']}")
+    if view.metrics:
+        print("  metrics:  " + ", ".join(f"{k}={v}" for k, v in view.metrics.items()))
+    return EXIT_OK
+
+
+def cmd_logs(args: argparse.Namespace, app: Any) -> int:
+    from .events import JobView
+    from .runtime.events import read_events
+
+    run = _find_run(args.job, app.settings.runs_dir)
+    offset = 0
+    while True:
+        try:
+            with open(run.log, "rb") as f:
+                f.seek(offset)
+                data = f.read()
+        except FileNotFoundError:
+            data = b""
+        offset += len(data)
+        sys.stdout.write(data.decode("utf-8", "replace"))
+        sys.stdout.flush()
+        if not args.follow or JobView().fold(read_events(str(run.events))).state.final:
+            if args.follow and data:
+                continue
+            return EXIT_OK
+        time.sleep(0.5)
+
+
+COMMANDS = {"freeze": cmd_freeze, "convert": cmd_convert, "run": cmd_run, "status": cmd_status, "logs": cmd_logs}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``jupyter-promote`` / ``jupyter promote``."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    config_args = [a for a in argv if _CONFIG_FLAG.match(a)]
+    own_args = [a for a in argv if not _CONFIG_FLAG.match(a)]
+    try:
+        args = build_parser().parse_args(own_args)
+        from .config import PromoteSettings, load_config
+
+        app = load_config(config_args)
+        app.settings = PromoteSettings(config=app.config)
+        return COMMANDS[args.command](args, app)
+    except PromoteError as exc:
+        print(f"jupyter promote: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("jupyter promote: interrupted", file=sys.stderr)
+        return EXIT_CANCELLED
+    except BrokenPipeError:
+        return EXIT_OK
+
+
+def run_main() -> None:
+    sys.exit(main())
+
+
+if __name__ == "__main__":
+    run_main()

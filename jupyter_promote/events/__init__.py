@@ -1,0 +1,5 @@
+"""Job events -> job state and progress (folded the same way by the CLI, the server and the sidebar)."""
+
+from .fold import JobView
+
+__all__ = ["JobView"]

@@ -1,0 +1,83 @@
+"""Fold a job's events, in seq order, into what a person wants to see: state, progress, alerts, metrics."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..models import JobState
+
+
+@dataclass
+class JobView:
+    state: JobState = JobState.PENDING
+    reason: str | None = None
+    message: str | None = None
+    seq: int = 0
+    cell_number: int | None = None
+    cells_total: int | None = None
+    cells_done: int = 0
+    cell_source: str | None = None
+    steps: int = 0
+    steps_per_s: float | None = None
+    alerts: list[dict[str, Any]] = field(default_factory=list)
+    metrics: dict[str, Any] = field(default_factory=dict)
+    started_at: float | None = None
+    finished_at: float | None = None
+    last_event_at: float | None = None
+    failed_cell: dict[str, Any] | None = None
+
+    def apply(self, event: dict[str, Any]) -> None:
+        if event["seq"] <= self.seq:
+            return  # already folded: replays and reconnects are harmless
+        self.seq = event["seq"]
+        self.last_event_at = event.get("ts")
+        kind = event["type"]
+        if kind == "status":
+            state = JobState(event["state"])
+            if self.state.final and not state.final:
+                return
+            self.state = state
+            self.reason = event.get("reason")
+            self.message = event.get("message")
+            if state is JobState.RUNNING and self.started_at is None:
+                self.started_at = event.get("ts")
+            if state.final:
+                self.finished_at = event.get("ts")
+        elif kind == "cell":
+            self.cells_total = event.get("total")
+            if event.get("phase") == "start":
+                self.cell_number = event.get("number")
+                self.cell_source = event.get("source")
+            elif event.get("phase") == "end" and event.get("ok"):
+                self.cells_done += 1
+            elif event.get("phase") == "error":
+                self.failed_cell = {k: event.get(k) for k in ("number", "index", "ename", "evalue", "source")}
+        elif kind == "step":
+            self.steps = event.get("steps", self.steps)
+            self.steps_per_s = event.get("steps_per_s")
+        elif kind == "heartbeat":
+            self.steps = max(self.steps, event.get("steps") or 0)
+        elif kind == "alert":
+            self.alerts.append(event)
+        elif kind == "metric":
+            self.metrics.update(event.get("metrics", {}))
+
+    def fold(self, events: list[dict[str, Any]]) -> JobView:
+        for event in events:
+            self.apply(event)
+        return self
+
+    def progress_line(self) -> str:
+        """One line for a terminal: stage, cell N of M, steps and steps/s."""
+        parts = [self.state.value]
+        if self.cells_total and self.state is JobState.RUNNING:
+            parts.append(f"cell {self.cell_number or 0}/{self.cells_total}")
+        if self.steps:
+            rate = f" ({self.steps_per_s:.1f} steps/s)" if self.steps_per_s else ""
+            parts.append(f"{self.steps} steps{rate}")
+        if self.alerts:
+            parts.append(f"{len(self.alerts)} alert{'s' if len(self.alerts) != 1 else ''}")
+        if self.reason and self.state.final:
+            parts.append(f"reason: {self.reason}")
+        return " · ".join(parts)

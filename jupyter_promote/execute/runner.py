@@ -1,0 +1,212 @@
+"""The job runner: ``python -m jupyter_promote.execute.runner RUN_DIR``, started by a target.
+
+It executes ``job.ipynb`` with papermill's Python API and the ``promote`` engine, supervises the kernel
+(time limit, cancellation on SIGTERM, kernels that stop answering, monitor decisions), and decides the
+job's final state from exceptions and events, never from papermill's cell metadata. Its last event is
+the final ``status``; its exit code is 0 when the job succeeded, 1 when it failed, 130 when cancelled.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from ..models import JobRecord
+from ..rundir import RunDir
+from ..runtime.events import EventLog, EventTail
+
+KILL_GRACE_S = 20.0  # how long a cell interrupted by the monitor may take to stop before its kernel is killed
+_MEMORY_ERRORS = {"OutOfMemoryError", "MemoryError"}
+_MONITOR_ERRORS = {"NonFiniteError": "nan", "StallError": "stall"}
+
+
+class Supervisor:
+    """Watches the kernel from outside it, in a thread of the runner."""
+
+    def __init__(self, run: RunDir, record: JobRecord, log: EventLog) -> None:
+        self.run = run
+        self.log = log
+        self.deadline = time.monotonic() + record.resources.time_limit_s if record.resources.time_limit_s else None
+        self.stall_timeout = record.monitor.stall_timeout_s
+        self.silence_limit = record.monitor.stall_timeout_s + 3 * record.monitor.heartbeat_s
+        self.kernel_pid: int | None = None
+        self.stop_reason: str | None = None  # "cancelled" or "timeout"
+        self.fatal: dict[str, Any] | None = None  # the monitor alert that failed the job
+        self._fatal_at: float | None = None
+        self._last_kernel_event = time.monotonic()
+        self._tail = EventTail(str(run.events))
+        self._done = threading.Event()
+
+    def start(self) -> None:
+        threading.Thread(target=self._loop, name="promote-supervisor", daemon=True).start()
+
+    def close(self) -> None:
+        self._done.set()
+
+    def stop(self, reason: str) -> None:
+        """Stop the job for ``reason`` (cancelled, timeout): kill the kernel, papermill then raises."""
+        if self.stop_reason is None:
+            self.stop_reason = reason
+        if self.kernel_pid is None:
+            raise KeyboardInterrupt  # no kernel yet: unwind the runner's main thread
+        self._kill_kernel()
+
+    def _kill_kernel(self) -> None:
+        pid = self.kernel_pid
+        if pid is None:
+            return
+        try:
+            if os.getpgid(pid) == pid:  # jupyter_client starts kernels in their own session
+                os.killpg(pid, signal.SIGKILL)
+            else:
+                os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+    def _loop(self) -> None:
+        from . import engine
+
+        while not self._done.wait(0.5):
+            now = time.monotonic()
+            for event in self._tail.read():
+                if event["type"] in ("heartbeat", "step", "metric", "gpu", "alert") and event.get("source") != "runner":
+                    self._last_kernel_event = now
+                if event["type"] == "heartbeat" and event.get("started"):
+                    self.kernel_pid = int(event["pid"])
+                if event["type"] == "alert" and event.get("action") == "fail" and self.fatal is None:
+                    self.fatal, self._fatal_at = event, now
+            if self.deadline is not None and now > self.deadline and self.stop_reason is None:
+                self.stop_reason = "timeout"
+                self._kill_kernel()
+            if self._fatal_at is not None and now - self._fatal_at > KILL_GRACE_S:
+                self._kill_kernel()  # the interrupted cell did not stop
+                self._fatal_at = None
+            tracker = engine.active_tracker
+            running = tracker is not None and tracker.current is not None
+            if running and self.kernel_pid and self.fatal is None and now - self._last_kernel_event > self.silence_limit:
+                # the kernel stopped answering altogether (a hung C call holding the GIL): judge from outside
+                self.fatal = self.log.emit(
+                    "alert",
+                    kind="stall",
+                    action="fail",
+                    source="runner",
+                    message=f"the kernel sent nothing for {now - self._last_kernel_event:.0f} s "
+                    f"(stall timeout {self.stall_timeout:g} s); it was killed",
+                )
+                self._kill_kernel()
+
+
+def _kernel_environment(run: RunDir, record: JobRecord) -> None:
+    """Environment for the kernel (inherited through papermill): event file, job id, runtime overlay."""
+    overlay = run.runtime_dir / "jupyter_promote"
+    package = Path(__file__).resolve().parent.parent
+    if not overlay.exists():
+        shutil.copytree(package / "runtime", overlay / "runtime", ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copy2(package / "__init__.py", overlay / "__init__.py")
+        shutil.copy2(package / "_version.py", overlay / "_version.py")
+    os.environ["PROMOTE_RUN_DIR"] = str(run.path)
+    os.environ["PROMOTE_EVENTS"] = str(run.events)
+    os.environ["PROMOTE_JOB_ID"] = record.id
+    path = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = str(run.runtime_dir) + (os.pathsep + path if path else "")
+
+
+def outcome(error: BaseException | None, supervisor: Supervisor, tracker: Any) -> tuple[str, str | None, str | None]:
+    """(state, reason, message) of a finished execution."""
+    from nbclient.exceptions import CellTimeoutError, DeadKernelError
+    from papermill.exceptions import PapermillExecutionError
+
+    cell = None
+    if tracker is not None and tracker.current is not None:
+        number = tracker.number.get(tracker.current)
+        cell = f"cell {number} of {tracker.total}" if number else f"cell at index {tracker.current}"
+    where = f" in {cell}" if cell else ""
+    if supervisor.stop_reason == "cancelled":
+        return "cancelled", "cancelled", f"cancelled{where}"
+    if supervisor.stop_reason == "timeout":
+        return "failed", "timeout", f"ran past its time limit{where}"
+    if error is None:
+        return "succeeded", None, None
+    fatal = supervisor.fatal
+    if fatal is not None:
+        return "failed", fatal["kind"] if fatal["kind"] != "throughput_drop" else "throughput", fatal["message"]
+    if isinstance(error, PapermillExecutionError):
+        position = tracker.number.get(error.cell_index) if tracker else None
+        label = f"cell {position}" if position else f"cell at index {error.cell_index}"
+        message = f"{label} failed: {error.ename}: {error.evalue}".rstrip(": ")
+        if error.ename in _MONITOR_ERRORS:
+            return "failed", _MONITOR_ERRORS[error.ename], message
+        if error.ename in _MEMORY_ERRORS:
+            return "failed", "oom", message
+        return "failed", "error", message
+    if isinstance(error, DeadKernelError):
+        return "failed", "killed", f"the kernel died{where} (killed by a signal or out of memory)"
+    if isinstance(error, CellTimeoutError):
+        return "failed", "timeout", f"a cell timed out{where}"
+    if isinstance(error, KeyboardInterrupt):
+        return "cancelled", "cancelled", "cancelled before the kernel started"
+    first = str(error).strip().splitlines()[0] if str(error).strip() else ""
+    return "failed", "error", f"{type(error).__name__}: {first}".rstrip(": ")
+
+
+def run(run_dir: str) -> int:
+    run = RunDir(run_dir)
+    record = run.read()
+    log = EventLog(str(run.events), record.id)
+    _kernel_environment(run, record)
+    supervisor = Supervisor(run, record, log)
+    signal.signal(signal.SIGTERM, lambda *_: supervisor.stop("cancelled"))
+    signal.signal(signal.SIGINT, lambda *_: supervisor.stop("cancelled"))
+    supervisor.start()
+    log.emit("status", state="running", source="runner", pid=os.getpid())
+    error: BaseException | None = None
+    import papermill
+    from papermill.engines import papermill_engines
+
+    from . import engine
+
+    papermill_engines.register("promote", engine.PromoteEngine)  # also an entry point; explicit here
+
+    try:
+        papermill.execute_notebook(
+            str(run.job_notebook),
+            str(run.output_notebook),
+            parameters=record.parameters,
+            engine_name="promote",
+            kernel_name=record.kernel,
+            cwd=os.path.dirname(record.notebook) or None,
+            log_output=True,
+            progress_bar=False,
+            request_save_on_cell_execute=True,
+        )
+    except BaseException as exc:  # every way an execution ends is classified below
+        error = exc
+    finally:
+        supervisor.close()
+    # a monitor decision may have been written just before the kernel went down
+    for event in EventTail(str(run.events)).read():
+        if event["type"] == "alert" and event.get("action") == "fail" and supervisor.fatal is None:
+            supervisor.fatal = event
+    state, reason, message = outcome(error, supervisor, engine.active_tracker)
+    log.emit("status", state=state, reason=reason, message=message, source="runner")
+    if message:
+        print(f"jupyter-promote: job {state}: {message}", file=sys.stderr, flush=True)
+    return {"succeeded": 0, "cancelled": 130}.get(state, 1)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        print("usage: python -m jupyter_promote.execute.runner RUN_DIR", file=sys.stderr)
+        raise SystemExit(2)
+    raise SystemExit(run(args[0]))
+
+
+if __name__ == "__main__":
+    main()

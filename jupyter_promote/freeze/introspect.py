@@ -1,0 +1,195 @@
+"""Introspection program, run *inside the kernel's interpreter* (``python -I introspect.py``).
+
+Prints one JSON document on stdout describing the environment: interpreter, platform, every installed
+distribution with its provenance (PEP 610 ``direct_url.json``, ``INSTALLER``, ``REQUESTED``), pip's index
+configuration, torch/CUDA/cuDNN, NVML's GPUs, CPU. Standard library only, and it must run on any
+Python 3.8+: it never imports anything from jupyter_promote. Nothing from the environment's variables
+leaves except the allowlisted names passed in ``argv[1]`` (comma-separated).
+"""
+
+import configparser
+import json
+import os
+import platform
+import re
+import sys
+
+try:
+    from importlib import metadata
+except ImportError:  # pragma: no cover - Python < 3.8
+    metadata = None
+
+SECRET_WORDS = ("TOKEN", "SECRET", "PASSWORD", "PASSWD", "KEY", "CREDENTIAL", "AUTH")
+PIP_ENV = ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "PIP_TRUSTED_HOST", "PIP_NO_INDEX")
+
+
+def strip_credentials(url):
+    return re.sub(r"(?<=://)[^/@\s]+@", "", url) if isinstance(url, str) else url
+
+
+def distributions():
+    out = []
+    for dist in metadata.distributions():
+        name = dist.metadata["Name"]
+        if not name:
+            continue
+        entry = {"name": name, "version": dist.version}
+        installer = dist.read_text("INSTALLER")
+        entry["installer"] = installer.strip() if installer else None
+        entry["requested"] = dist.read_text("REQUESTED") is not None
+        raw = dist.read_text("direct_url.json")
+        if raw:
+            try:
+                direct = json.loads(raw)
+                direct["url"] = strip_credentials(direct.get("url"))
+                entry["direct_url"] = direct
+            except ValueError:
+                entry["direct_url"] = {"error": "unreadable direct_url.json"}
+        wheel = dist.read_text("WHEEL")
+        if wheel:
+            entry["wheel_tags"] = sorted(
+                line.split(":", 1)[1].strip() for line in wheel.splitlines() if line.startswith("Tag:")
+            )
+        path = getattr(dist, "_path", None)
+        entry["location"] = str(path.parent) if path is not None else None
+        entry["metadata_dir"] = str(path) if path is not None else None
+        out.append(entry)
+    return out
+
+
+def pip_config():
+    files = []
+    if os.environ.get("PIP_CONFIG_FILE"):
+        files.append(os.environ["PIP_CONFIG_FILE"])
+    xdg = os.environ.get("XDG_CONFIG_DIRS", "/etc/xdg").split(":")
+    files += [os.path.join(d, "pip", "pip.conf") for d in xdg] + ["/etc/pip.conf"]
+    home = os.path.expanduser("~")
+    files += [os.path.join(home, ".pip", "pip.conf"), os.path.join(home, ".config", "pip", "pip.conf")]
+    files.append(os.path.join(sys.prefix, "pip.conf"))
+    settings = {}
+    used = []
+    for path in files:
+        if not os.path.isfile(path):
+            continue
+        parser = configparser.RawConfigParser()
+        try:
+            parser.read(path)
+        except configparser.Error:
+            continue
+        used.append(path)
+        for section in ("global", "install"):
+            if parser.has_section(section):
+                for key, value in parser.items(section):
+                    settings[key.replace("_", "-")] = value
+    for name in PIP_ENV:
+        if os.environ.get(name):
+            settings[name[4:].lower().replace("_", "-")] = os.environ[name]
+    wanted = ("index-url", "extra-index-url", "find-links", "trusted-host", "no-index")
+    clean = {}
+    for key in wanted:
+        if key in settings:
+            values = settings[key].split()
+            clean[key] = [strip_credentials(v) for v in values]
+    return {"settings": clean, "files": used}
+
+
+def torch_info(dists):
+    """torch, CUDA and cuDNN versions read from torch/version.py and the wheels' metadata, without importing
+    torch (which takes seconds): introspection must stay cheap enough to run on every promote."""
+    by_name = dict((d["name"].lower(), d) for d in dists)
+    if "torch" not in by_name:
+        return None
+    torch = by_name["torch"]
+    info = {"version": torch["version"], "cuda": None, "hip": None, "cudnn": None}
+    location = torch.get("location")
+    path = os.path.join(location, "torch", "version.py") if location else None
+    try:
+        with open(path) as f:
+            text = f.read()
+        for key in ("cuda", "hip"):
+            match = re.search(r"^%s\s*(?::\s*[^=]+)?=\s*['\"]([^'\"]+)['\"]" % key, text, re.M)
+            info[key] = match.group(1) if match else None
+    except (OSError, TypeError):
+        info["version_file"] = "unreadable"
+    for name, dist in sorted(by_name.items()):
+        if name.startswith("nvidia-cudnn-"):
+            info["cudnn"] = dist["version"]
+    return info
+
+
+def gpus():
+    try:
+        import pynvml
+    except Exception:
+        return None
+    try:
+        pynvml.nvmlInit()
+    except Exception as exc:
+        return {"nvml_error": str(exc)}
+    try:
+        driver = pynvml.nvmlSystemGetDriverVersion()
+        devices = []
+        for i in range(pynvml.nvmlDeviceGetCount()):
+            handle = pynvml.nvmlDeviceGetHandleByIndex(i)
+            name = pynvml.nvmlDeviceGetName(handle)
+            devices.append({
+                "name": name.decode() if isinstance(name, bytes) else name,
+                "memory_total": int(pynvml.nvmlDeviceGetMemoryInfo(handle).total),
+            })
+        return {"driver": driver.decode() if isinstance(driver, bytes) else driver, "devices": devices}
+    finally:
+        pynvml.nvmlShutdown()
+
+
+def cpu():
+    model = None
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except AttributeError:
+        usable = os.cpu_count()
+    return {"model": model or platform.processor() or None, "count": os.cpu_count(), "usable": usable,
+            "machine": platform.machine()}
+
+
+def main():
+    allow = [n for n in (sys.argv[1].split(",") if len(sys.argv) > 1 else []) if n]
+    dists = distributions()
+    libc = platform.libc_ver()
+    doc = {
+        "python": {
+            "version": platform.python_version(),
+            "implementation": sys.implementation.name,
+            "executable": sys.executable,
+            "prefix": sys.prefix,
+            "base_prefix": getattr(sys, "base_prefix", sys.prefix),
+            "in_venv": sys.prefix != getattr(sys, "base_prefix", sys.prefix),
+            "conda": os.path.isdir(os.path.join(sys.prefix, "conda-meta")),
+        },
+        "platform": {
+            "system": platform.system(),
+            "sys_platform": sys.platform,
+            "machine": platform.machine(),
+            "libc": {"name": libc[0] or None, "version": libc[1] or None},
+            "release": platform.release(),
+        },
+        "distributions": dists,
+        "pip": pip_config(),
+        "torch": torch_info(dists),
+        "gpu": gpus(),
+        "cpu": cpu(),
+        "env": {n: os.environ[n] for n in allow
+                if n in os.environ and not any(w in n.upper() for w in SECRET_WORDS)},
+    }
+    json.dump(doc, sys.stdout, sort_keys=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""Notebook -> job notebook (injected cells) and typed parameters, with papermill's semantics."""

@@ -1,0 +1,75 @@
+"""Job parameters, typed exactly as papermill's CLI types them."""
+
+from __future__ import annotations
+
+import base64
+import os
+from collections.abc import Iterable
+from typing import Any
+
+import yaml
+
+from ..errors import UsageError
+
+
+def resolve_type(value: str) -> Any:
+    """papermill's ``-p`` typing: True/False -> bool, None -> None, then int, then float, else str."""
+    if value == "True":
+        return True
+    if value == "False":
+        return False
+    if value == "None":
+        return None
+    for kind in (int, float):
+        try:
+            return kind(value)
+        except ValueError:
+            pass
+    return value
+
+
+def _yaml(text: str, origin: str) -> dict[str, Any]:
+    from papermill.iorw import NoDatesSafeLoader  # papermill's loader: dates stay strings
+
+    try:
+        data = yaml.load(text, Loader=NoDatesSafeLoader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        raise UsageError(f"{origin}: not valid YAML{where}", subject=origin) from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise UsageError(f"{origin}: must be a mapping of parameter names to values", subject=origin)
+    return data
+
+
+def collect_parameters(
+    pairs: Iterable[tuple[str, str]] = (),
+    raw_pairs: Iterable[tuple[str, str]] = (),
+    yaml_strings: Iterable[str] = (),
+    files: Iterable[str] = (),
+    base64_yaml: str | None = None,
+) -> dict[str, Any]:
+    """Merge parameters in papermill's order: base64, files, yaml strings, ``-p``, then ``-r`` (later wins)."""
+    params: dict[str, Any] = {}
+    if base64_yaml:
+        params.update(_yaml(base64.b64decode(base64_yaml).decode(), "-b"))
+    for path in files:
+        if not os.path.isfile(path):
+            raise UsageError(f"-f {path}: no such file", subject=path)
+        with open(path, encoding="utf-8") as f:
+            params.update(_yaml(f.read(), path))
+    for text in yaml_strings:
+        params.update(_yaml(text, "-y"))
+    for name, value in pairs:
+        params[_name(name)] = resolve_type(value)
+    for name, value in raw_pairs:
+        params[_name(name)] = value
+    return params
+
+
+def _name(name: str) -> str:
+    if not name.isidentifier():
+        raise UsageError(f"-p {name}: not a valid Python name", subject=name)
+    return name

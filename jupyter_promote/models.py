@@ -1,0 +1,178 @@
+"""The models that flow through the pipeline: resources, job states and the job record (job.json)."""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import UsageError
+
+
+class JobState(str, enum.Enum):
+    """The states of a job, the same in the CLI, job.json, the API and the sidebar."""
+
+    PENDING = "pending"
+    BUILDING = "building"
+    QUEUED = "queued"
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+    @property
+    def final(self) -> bool:
+        return self in FINAL_STATES
+
+
+FINAL_STATES = frozenset({JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED})
+
+#: Reasons a job fails, carried in job.json's ``reason``.
+FAILURE_REASONS = ("error", "nan", "stall", "oom", "timeout", "killed", "lost", "kernel_died", "refused")
+
+_MEMORY_UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}
+_MEMORY_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?\s*$", re.IGNORECASE)
+_TIME_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def parse_memory(text: str) -> int:
+    """Parse a memory size such as ``512M``, ``4G`` or ``2GiB`` into bytes (plain numbers are MiB, as in Slurm)."""
+    match = _MEMORY_RE.match(str(text))
+    if not match:
+        raise UsageError(f"--memory {text!r}: not a size (use e.g. 512M, 4G, 2GiB)", subject="memory")
+    number, unit = match.groups()
+    scale = _MEMORY_UNITS[unit.lower()] if unit else 1024**2
+    return int(float(number) * scale)
+
+
+def parse_time_limit(text: str) -> int:
+    """Parse a time limit into seconds: ``90s``, ``10m``, ``2h``, ``1d``, or Slurm's ``[D-]HH:MM:SS`` / ``MM`` forms."""
+    value = str(text).strip()
+    bad = UsageError(f"--time {text!r}: not a time limit (use e.g. 90s, 10m, 2h, 1:30:00, 1-00:00:00)", subject="time")
+    if m := re.fullmatch(r"(\d+(?:\.\d+)?)([smhd])", value, re.IGNORECASE):
+        seconds = float(m.group(1)) * _TIME_UNITS[m.group(2).lower()]
+    elif m := re.fullmatch(r"(?:(\d+)-)?(\d+)(?::(\d+))?(?::(\d+))?", value):
+        days, first, second, third = m.groups()
+        parts = [int(p) for p in (first, second, third) if p is not None]
+        if days is not None:  # D-HH[:MM[:SS]]
+            parts += [0] * (3 - len(parts))
+            seconds = int(days) * 86400 + parts[0] * 3600 + parts[1] * 60 + parts[2]
+        elif len(parts) == 1:  # minutes, as Slurm reads a bare number
+            seconds = parts[0] * 60
+        elif len(parts) == 2:  # MM:SS
+            seconds = parts[0] * 60 + parts[1]
+        else:  # HH:MM:SS
+            seconds = parts[0] * 3600 + parts[1] * 60 + parts[2]
+    else:
+        raise bad
+    if seconds <= 0:
+        raise bad
+    return int(seconds)
+
+
+@dataclass(frozen=True)
+class Resources:
+    """The options vocabulary shared by every target; each target translates it."""
+
+    cpus: int | None = None
+    memory_bytes: int | None = None
+    gpus: int | None = None
+    time_limit_s: int | None = None
+
+    @classmethod
+    def parse(
+        cls, cpus: Any = None, memory: Any = None, gpus: Any = None, time: Any = None
+    ) -> Resources:
+        def count(name: str, value: Any) -> int | None:
+            if value is None:
+                return None
+            try:
+                number = int(value)
+            except (TypeError, ValueError):
+                raise UsageError(f"--{name} {value!r}: not a whole number", subject=name) from None
+            if number < 0 or (name == "cpus" and number == 0):
+                raise UsageError(f"--{name} {value!r}: must be positive", subject=name)
+            return number
+
+        return cls(
+            cpus=count("cpus", cpus),
+            memory_bytes=parse_memory(memory) if memory is not None else None,
+            gpus=count("gpus", gpus),
+            time_limit_s=parse_time_limit(time) if time is not None else None,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any] | None) -> Resources:
+        return cls(**(data or {}))
+
+
+@dataclass(frozen=True)
+class MonitorSettings:
+    """What the in-job monitor watches and what it does about it (baked into the job notebook)."""
+
+    stall_timeout_s: float = 600.0
+    nan_action: str = "fail"  # "fail" or "alert"
+    stall_action: str = "fail"
+    throughput_action: str = "alert"
+    check_every: int = 10  # optimizer steps between finiteness checks (one host sync each)
+    heartbeat_s: float = 5.0
+    window_s: float = 2.0  # throughput window
+    gpu_sample_s: float = 5.0
+
+    def __post_init__(self) -> None:
+        for name in ("nan_action", "stall_action", "throughput_action"):
+            if getattr(self, name) not in ("fail", "alert"):
+                raise UsageError(f"{name} {getattr(self, name)!r}: must be 'fail' or 'alert'", subject=name)
+        if self.stall_timeout_s <= 0:
+            raise UsageError(f"--stall-timeout {self.stall_timeout_s}: must be positive", subject="stall_timeout")
+        if self.check_every < 1:
+            raise UsageError(f"check_every {self.check_every}: must be at least 1", subject="check_every")
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any] | None) -> MonitorSettings:
+        return cls(**(data or {}))
+
+
+@dataclass
+class JobRecord:
+    """job.json: what was asked, where it runs and how it ended."""
+
+    id: str
+    notebook: str
+    target: str
+    kernel: str
+    parameters: dict[str, Any] = field(default_factory=dict)
+    resources: Resources = field(default_factory=Resources)
+    monitor: MonitorSettings = field(default_factory=MonitorSettings)
+    state: JobState = JobState.PENDING
+    reason: str | None = None
+    message: str | None = None
+    lock_hash: str | None = None
+    created_at: float = 0.0
+    started_at: float | None = None
+    finished_at: float | None = None
+    updated_at: float = 0.0
+    handle: dict[str, Any] = field(default_factory=dict)  # the target's own reference to the job
+    metrics: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        data = dataclasses.asdict(self)
+        data["state"] = self.state.value
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> JobRecord:
+        data = dict(data)
+        data["state"] = JobState(data.get("state", "pending"))
+        data["resources"] = Resources.from_json(data.get("resources"))
+        data["monitor"] = MonitorSettings.from_json(data.get("monitor"))
+        known = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})

@@ -1,0 +1,203 @@
+"""The one code path from a notebook to a finished job: freeze -> convert -> submit -> follow.
+
+The CLI and (later) the server both call :class:`Pipeline`; each stage is reported as an event.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import KernelError, UsageError
+from .events import JobView
+from .freeze import DEFAULT_ENV_ALLOWLIST, FrozenEnv, freeze, kernel_interpreter
+from .job.convert import convert, write_notebook
+from .job.notebook import kernel_of, read_notebook
+from .models import JobRecord, JobState, MonitorSettings, Resources
+from .rundir import RunDir
+from .runtime.events import EventLog, EventTail
+from .targets import Target
+
+FALLBACK_KERNEL = "python3"
+#: Seconds a target may report a job as ended before its final event must be in the log.
+FINAL_EVENT_GRACE_S = 5.0
+
+
+@dataclass
+class PromoteRequest:
+    notebook: str
+    target: str = "local"
+    parameters: dict[str, Any] = field(default_factory=dict)
+    resources: Resources = field(default_factory=Resources)
+    monitor: MonitorSettings = field(default_factory=MonitorSettings)
+    deterministic: bool = False
+    out: str | None = None
+
+
+@dataclass
+class Prepared:
+    record: JobRecord
+    run: RunDir
+    env: FrozenEnv
+    has_parameters_cell: bool
+    log: EventLog
+
+
+def new_job_id() -> str:
+    return uuid.uuid4().hex[:12]
+
+
+def default_run_dir(runs_dir: str, notebook: str, job_id: str) -> Path:
+    stem = Path(notebook).stem.replace(" ", "_")
+    return Path(runs_dir) / f"{stem}-{time.strftime('%Y%m%d-%H%M%S')}-{job_id[:6]}"
+
+
+class Pipeline:
+    """Runs promote requests against targets.
+
+    Parameters
+    ----------
+    runs_dir
+        Where run directories go when a request names none.
+    env_allowlist
+        Environment variable names a freeze may record.
+    poll_interval
+        Seconds between target polls while following a job.
+    """
+
+    def __init__(
+        self,
+        runs_dir: str,
+        env_allowlist: tuple[str, ...] = DEFAULT_ENV_ALLOWLIST,
+        poll_interval: float = 0.1,
+    ) -> None:
+        self.runs_dir = runs_dir
+        self.env_allowlist = env_allowlist
+        self.poll_interval = poll_interval
+        self.notes: list[str] = []
+
+    def prepare(self, request: PromoteRequest) -> Prepared:
+        """Validate, then create the run directory, freeze the kernel and write the job notebook.
+
+        Nothing is written when the notebook or the request is invalid; a failed freeze removes the run
+        directory it created.
+        """
+        notebook = os.path.abspath(request.notebook)
+        nb = read_notebook(notebook)
+        kernel = kernel_of(nb, request.notebook)
+        try:
+            interpreter = kernel_interpreter(kernel)
+        except KernelError:
+            if kernel == FALLBACK_KERNEL:
+                raise
+            # like Elyra: a Python notebook whose kernel is not installed here runs on the default Python kernel
+            interpreter = kernel_interpreter(FALLBACK_KERNEL)
+            self.notes.append(f"kernel {kernel!r} is not installed here; using {FALLBACK_KERNEL!r} instead")
+            kernel = FALLBACK_KERNEL
+        conversion = convert(nb, request.monitor, deterministic=request.deterministic)
+        job_id = new_job_id()
+        path = Path(request.out) if request.out else default_run_dir(self.runs_dir, notebook, job_id)
+        if path.exists() and (not path.is_dir() or any(path.iterdir())):
+            raise UsageError(f"--out {path}: already exists and is not empty", subject=str(path))
+        created = not path.exists()
+        path.mkdir(parents=True, exist_ok=True)
+        run = RunDir(path)
+        try:
+            now = round(time.time(), 3)
+            record = JobRecord(
+                id=job_id,
+                notebook=notebook,
+                target=request.target,
+                kernel=kernel,
+                parameters=request.parameters,
+                resources=request.resources,
+                monitor=request.monitor,
+                created_at=now,
+            )
+            run.write(record)
+            log = EventLog(str(run.events), job_id)
+            log.emit("status", state="pending", source="pipeline", message="freezing the kernel's environment")
+            env = freeze(interpreter, run.env_dir, env_allowlist=self.env_allowlist)
+            record.lock_hash = env.content_hash
+            write_notebook(conversion.notebook, str(run.job_notebook))
+            run.write(record)
+        except BaseException:
+            if created:
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                for item in path.iterdir():
+                    shutil.rmtree(item) if item.is_dir() else item.unlink()
+            raise
+        return Prepared(record, run, env, conversion.has_parameters_cell, log)
+
+    async def submit(self, prepared: Prepared, target: Target) -> None:
+        record, run = prepared.record, prepared.run
+        record.handle = await target.submit(record, run)
+        record.state = JobState.QUEUED
+        run.write(record)
+        prepared.log.emit("status", state="queued", source="pipeline", target=target.name)
+
+    async def follow(
+        self,
+        prepared: Prepared,
+        target: Target,
+        on_event: Callable[[dict[str, Any], JobView], None] | None = None,
+    ) -> JobView:
+        """Follow a submitted job to its final state, keeping job.json up to date."""
+        record, run = prepared.record, prepared.run
+        tail = EventTail(str(run.events))
+        view = JobView()
+        ended_at: float | None = None
+
+        def drain() -> None:
+            events = tail.read()
+            for event in events:
+                view.apply(event)
+                if on_event is not None:
+                    on_event(event, view)
+            if events:
+                self._update_record(record, view, run)
+
+        while True:
+            drain()
+            if view.state.final:
+                return view
+            status = (await target.poll({record.id: record.handle}))[record.id]
+            if status.state is not None and status.state.final:
+                await asyncio.sleep(self.poll_interval)  # the runner's own final event wins if it made it
+                drain()
+                if not view.state.final:
+                    prepared.log.emit(
+                        "status", state=status.state.value, reason=status.reason, message=status.message, source="target"
+                    )
+            elif status.state is None:  # ended; its final status event should be there
+                ended_at = ended_at or time.monotonic()
+                if time.monotonic() - ended_at > FINAL_EVENT_GRACE_S:
+                    prepared.log.emit(
+                        "status",
+                        state="failed",
+                        reason="lost",
+                        message=f"the job ended (exit code {status.exit_code}) without reporting how",
+                        source="pipeline",
+                    )
+            await asyncio.sleep(self.poll_interval)
+
+    async def cancel(self, prepared: Prepared, target: Target) -> None:
+        await target.cancel(prepared.record.handle)
+
+    @staticmethod
+    def _update_record(record: JobRecord, view: JobView, run: RunDir) -> None:
+        record.state = view.state
+        record.reason = view.reason
+        record.message = view.message
+        record.started_at = record.started_at or view.started_at
+        record.finished_at = view.finished_at
+        record.metrics = dict(view.metrics)
+        run.write(record)

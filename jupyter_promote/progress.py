@@ -1,0 +1,62 @@
+"""Live progress of a job on a terminal (stderr): stage, cell N of M, steps/s, alerts as they happen."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any, TextIO
+
+from .events import JobView
+
+NON_TTY_STEP_EVERY_S = 5.0
+
+
+class TerminalProgress:
+    """Prints a job's events as they arrive: one rewritten line on a terminal, plain lines otherwise."""
+
+    def __init__(self, stream: TextIO | None = None) -> None:
+        self.stream = stream or sys.stderr
+        self.tty = self.stream.isatty()
+        self._status_shown = False
+        self._last_step_print = 0.0
+        self._last_state: str | None = None
+
+    def note(self, text: str) -> None:
+        self._clear()
+        print(text, file=self.stream, flush=True)
+
+    def _clear(self) -> None:
+        if self.tty and self._status_shown:
+            self.stream.write("\r\x1b[K")
+            self._status_shown = False
+
+    def _status(self, view: JobView) -> None:
+        if self.tty:
+            self.stream.write("\r\x1b[K" + view.progress_line())
+            self.stream.flush()
+            self._status_shown = True
+
+    def on_event(self, event: dict[str, Any], view: JobView) -> None:
+        kind = event["type"]
+        if kind == "status" and event["state"] != self._last_state:
+            self._last_state = event["state"]
+            if not view.state.final:
+                detail = f": {event['message']}" if event.get("message") else ""
+                self.note(f"[{time.strftime('%H:%M:%S')}] {event['state']}{detail}")
+        elif kind == "alert":
+            self.note(f"! {event['kind']} alert: {event['message']}")
+        elif kind == "metric":
+            self.note("  metrics: " + ", ".join(f"{k}={v}" for k, v in event["metrics"].items()))
+        elif kind == "cell" and event.get("phase") == "start" and not self.tty:
+            if not event.get("injected"):
+                self.note(f"  cell {event.get('number')}/{event.get('total')}: {event.get('source', '')}")
+        elif kind == "step" and not self.tty:
+            now = time.monotonic()
+            if now - self._last_step_print >= NON_TTY_STEP_EVERY_S:
+                self._last_step_print = now
+                self.note(f"  {view.steps} steps ({view.steps_per_s or 0:.1f} steps/s)")
+        if not view.state.final:
+            self._status(view)
+
+    def close(self) -> None:
+        self._clear()

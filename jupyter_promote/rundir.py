@@ -1,0 +1,47 @@
+"""The run directory of one job: its files, and job.json written atomically."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+
+from .errors import JobNotFound
+from .models import JobRecord
+
+
+class RunDir:
+    """``job.json``, ``job.ipynb``, ``output.ipynb``, ``events.jsonl``, ``env/``, ``job.log`` of one job."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path).absolute()
+
+    job_json = property(lambda self: self.path / "job.json")
+    job_notebook = property(lambda self: self.path / "job.ipynb")
+    output_notebook = property(lambda self: self.path / "output.ipynb")
+    events = property(lambda self: self.path / "events.jsonl")
+    env_dir = property(lambda self: self.path / "env")
+    log = property(lambda self: self.path / "job.log")
+    runtime_dir = property(lambda self: self.path / "runtime")
+
+    def exists(self) -> bool:
+        return self.job_json.is_file()
+
+    def read(self) -> JobRecord:
+        try:
+            with open(self.job_json, encoding="utf-8") as f:
+                return JobRecord.from_json(json.load(f))
+        except FileNotFoundError:
+            raise JobNotFound(f"{self.path}: not a run directory (no job.json)", subject=str(self.path)) from None
+        except (ValueError, TypeError) as exc:
+            raise JobNotFound(f"{self.job_json}: unreadable job record ({exc})", subject=str(self.path)) from None
+
+    def write(self, record: JobRecord) -> None:
+        record.updated_at = round(time.time(), 3)
+        fd, tmp = tempfile.mkstemp(prefix=".job-", suffix=".json", dir=self.path)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(record.to_json(), f, indent=2, sort_keys=True)
+            f.write("\n")
+        os.replace(tmp, self.job_json)

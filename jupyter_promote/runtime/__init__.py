@@ -1,0 +1,74 @@
+"""The in-job runtime: what the injected cells call inside the job's kernel.
+
+Standard library only; torch and pynvml are used when the notebook's environment has them.
+Environment variables set by the runner:
+
+``PROMOTE_EVENTS``   the events file (default: ``events.jsonl`` in ``PROMOTE_RUN_DIR``, else the cwd)
+``PROMOTE_RUN_DIR``  the job's run directory (stack dumps go there)
+``PROMOTE_JOB_ID``   the job id written into every event
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from .determinism import enable_determinism, seed_everything
+from .events import EventLog
+from .monitor import Monitor, MonitorAbort, NonFiniteError, StallError
+
+__all__ = ["MonitorAbort", "NonFiniteError", "StallError", "current_job", "finish", "seed", "setup"]
+
+
+@dataclass
+class _Job:
+    id: str
+    run_dir: str
+    log: EventLog
+    monitor: Monitor
+
+
+_job: _Job | None = None
+
+
+def current_job() -> _Job | None:
+    """The job this kernel runs, or None in an interactive session."""
+    return _job
+
+
+def setup(monitor: dict[str, Any] | None = None, deterministic: bool = False, seed: Any = None) -> None:
+    """Start monitoring this kernel as a job (idempotent); called by the injected setup cell."""
+    global _job
+    if _job is not None:
+        return
+    run_dir = os.environ.get("PROMOTE_RUN_DIR") or os.getcwd()
+    events = os.environ.get("PROMOTE_EVENTS") or os.path.join(run_dir, "events.jsonl")
+    job_id = os.environ.get("PROMOTE_JOB_ID") or f"papermill-{uuid.uuid4().hex[:12]}"
+    log = EventLog(events, job_id)
+    if deterministic:
+        enable_determinism()
+    if seed is not None:
+        seed_everything(seed)
+    mon = Monitor(log, monitor or {}, run_dir)
+    _job = _Job(job_id, run_dir, log, mon)
+    log.emit("heartbeat", pid=os.getpid(), steps=0, busy=True, python=sys.version.split()[0], started=True)
+    mon.start()
+
+
+def seed(value: Any) -> None:
+    """Seed the generators from the job's ``seed`` parameter; called by the injected cell after the parameters."""
+    if value is not None:
+        seed_everything(value)
+
+
+def finish() -> None:
+    """Flush the monitor; called by the injected last cell."""
+    global _job
+    if _job is None:
+        return
+    _job.monitor.stop()
+    _job.log.emit("heartbeat", pid=os.getpid(), steps=_job.monitor.steps, busy=False, finished=True)
+    _job = None

@@ -1,0 +1,136 @@
+"""The job's event log: JSON lines with a gap-free ``seq``, appended by several processes.
+
+The kernel (monitor, ``report``), the runner (cell hooks, final state) and the CLI (pending, queued)
+all append to one ``events.jsonl``. An exclusive ``flock`` around "read the last seq, append one
+line" keeps ``seq`` 1, 2, 3, ... with no gaps and no repeats across processes. Standard library only.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+EVENT_TYPES = ("status", "cell", "heartbeat", "step", "metric", "gpu", "alert")
+_TAIL_BYTES = 65536
+
+
+class EventLog:
+    """Append events for one job to one file.
+
+    Parameters
+    ----------
+    path
+        The ``events.jsonl`` file; created when missing.
+    job
+        The job id written into every event.
+    """
+
+    def __init__(self, path: str, job: str) -> None:
+        self.path = os.fspath(path)
+        self.job = job
+        self._lock = threading.Lock()
+
+    def emit(self, type: str, **fields: Any) -> dict[str, Any]:
+        """Append one event and return it, with its ``seq``."""
+        if type not in EVENT_TYPES:
+            raise ValueError(f"unknown event type {type!r}")
+        with self._lock, open(self.path, "a+b") as f:
+            fcntl.flock(f, fcntl.LOCK_EX)
+            try:
+                seq, ends_with_newline = _last_seq(f)
+                event = {"seq": seq + 1, "ts": round(time.time(), 6), "job": self.job, "type": type, **fields}
+                line = json.dumps(event, default=_jsonable, allow_nan=False, separators=(",", ":"))
+                f.write((b"" if ends_with_newline else b"\n") + line.encode() + b"\n")
+                f.flush()
+            finally:
+                fcntl.flock(f, fcntl.LOCK_UN)
+        return event
+
+
+def _jsonable(value: Any) -> Any:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def _last_seq(f: Any) -> tuple[int, bool]:
+    """The seq of the last complete event in ``f`` (0 when there is none), and whether f ends a line."""
+    end = f.seek(0, os.SEEK_END)
+    if end == 0:
+        return 0, True
+    size = min(end, _TAIL_BYTES)
+    while True:
+        f.seek(end - size)
+        chunk = f.read(size)
+        lines = chunk.split(b"\n")
+        # the first piece may be a partial line unless we read from the start of the file
+        candidates = lines if size == end else lines[1:]
+        for raw in reversed(candidates):
+            event = _parse(raw)
+            if event is not None:
+                return int(event["seq"]), chunk.endswith(b"\n")
+        if size == end:
+            return 0, chunk.endswith(b"\n")
+        size = min(end, size * 4)
+
+
+def _parse(raw: bytes) -> dict[str, Any] | None:
+    raw = raw.strip()
+    if not raw:
+        return None
+    try:
+        event = json.loads(raw)
+    except ValueError:  # a torn line from a process killed mid-write
+        return None
+    return event if isinstance(event, dict) and isinstance(event.get("seq"), int) else None
+
+
+def read_events(path: str, after: int = 0) -> list[dict[str, Any]]:
+    """Every complete event in ``path`` with ``seq > after``, in order."""
+    return [e for e in iter_events(path) if e["seq"] > after]
+
+
+def iter_events(path: str) -> Iterator[dict[str, Any]]:
+    try:
+        with open(path, "rb") as f:
+            for raw in f:
+                if raw.endswith(b"\n"):
+                    event = _parse(raw)
+                    if event is not None:
+                        yield event
+    except FileNotFoundError:
+        return
+
+
+class EventTail:
+    """Follow an event file incrementally: each :meth:`read` returns the events appended since the last."""
+
+    def __init__(self, path: str, after: int = 0) -> None:
+        self.path = os.fspath(path)
+        self.after = after
+        self._offset = 0
+        self._partial = b""
+
+    def read(self) -> list[dict[str, Any]]:
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(self._offset)
+                data = f.read()
+        except FileNotFoundError:
+            return []
+        self._offset += len(data)
+        data = self._partial + data
+        *lines, self._partial = data.split(b"\n")
+        events = []
+        for raw in lines:
+            event = _parse(raw)
+            if event is not None and event["seq"] > self.after:
+                events.append(event)
+                self.after = event["seq"]
+        return events

@@ -1,0 +1,95 @@
+"""GPU samples from NVML (``nvidia-ml-py``'s ``pynvml``) and ``torch.cuda.memory_stats``, when present."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+_TORCH_FIELDS = {
+    "allocated_bytes.all.current": "allocated",
+    "allocated_bytes.all.peak": "allocated_peak",
+    "reserved_bytes.all.current": "reserved",
+    "reserved_bytes.all.peak": "reserved_peak",
+    "inactive_split_bytes.all.current": "inactive_split",
+    "num_alloc_retries": "alloc_retries",
+    "num_ooms": "ooms",
+}
+
+
+class GpuSampler:
+    """Samples every visible GPU; :meth:`sample` is cheap enough for once a second, off the training thread."""
+
+    def __init__(self) -> None:
+        self._nvml: Any = None
+        self._handles: list[Any] = []
+        try:
+            import pynvml
+
+            pynvml.nvmlInit()
+            self._handles = [pynvml.nvmlDeviceGetHandleByIndex(i) for i in range(pynvml.nvmlDeviceGetCount())]
+            self._nvml = pynvml
+        except Exception:  # no driver, no library, no GPU: nothing to sample
+            self._nvml = None
+
+    @property
+    def available(self) -> bool:
+        return bool(self._handles) or self._torch_cuda() is not None
+
+    @staticmethod
+    def _torch_cuda() -> Any:
+        torch = sys.modules.get("torch")  # never import torch, never initialise CUDA from here
+        if torch is None or not torch.cuda.is_initialized():
+            return None
+        return torch.cuda
+
+    def sample(self) -> list[dict[str, Any]]:
+        samples: dict[int, dict[str, Any]] = {}
+        nvml = self._nvml
+        for index, handle in enumerate(self._handles):
+            entry = samples.setdefault(index, {"index": index})
+            try:
+                memory = nvml.nvmlDeviceGetMemoryInfo(handle)
+                entry.update(memory_used=int(memory.used), memory_total=int(memory.total))
+                entry["utilization"] = int(nvml.nvmlDeviceGetUtilizationRates(handle).gpu)
+                entry["temperature"] = int(nvml.nvmlDeviceGetTemperature(handle, nvml.NVML_TEMPERATURE_GPU))
+            except Exception as exc:  # a GPU that stops answering is itself worth reporting
+                entry["error"] = str(exc)
+        cuda = self._torch_cuda()
+        if cuda is not None:
+            for index in range(cuda.device_count()):
+                stats = cuda.memory_stats(index)
+                entry = samples.setdefault(index, {"index": index})
+                entry.update({short: int(stats.get(key, 0)) for key, short in _TORCH_FIELDS.items()})
+                if "memory_total" not in entry:
+                    entry["memory_total"] = int(cuda.get_device_properties(index).total_memory)
+        return [samples[i] for i in sorted(samples)]
+
+
+def memory_alerts(previous: dict[str, Any] | None, current: dict[str, Any]) -> list[tuple[str, str]]:
+    """Memory pressure and fragmentation findings for one GPU, as ``(key, message)`` pairs.
+
+    Pressure: the caching allocator's reserved peak above 90 % of the device. Fragmentation: more than
+    30 % of the reserved memory unallocated while the allocator keeps retrying ``cudaMalloc``
+    (new ``num_alloc_retries`` since the previous sample).
+    """
+    found = []
+    total = current.get("memory_total") or 0
+    index = current["index"]
+    reserved_peak = current.get("reserved_peak", current.get("memory_used", 0))
+    if total and reserved_peak / total > 0.9:
+        found.append(
+            ("pressure", f"GPU {index} memory pressure: {reserved_peak / total:.0%} of {total / 2**30:.1f} GiB in use at peak")
+        )
+    reserved = current.get("reserved", 0)
+    retries = current.get("alloc_retries", 0) - ((previous or {}).get("alloc_retries", 0))
+    if reserved and retries > 0:
+        frag = 1 - current.get("allocated", 0) / reserved
+        if frag > 0.3:
+            found.append(
+                (
+                    "fragmentation",
+                    f"GPU {index} memory fragmentation: {frag:.0%} of reserved memory is free but unusable "
+                    f"and the allocator retried {retries} allocation(s); try PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
+                )
+            )
+    return found

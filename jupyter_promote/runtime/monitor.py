@@ -1,0 +1,289 @@
+"""The in-job monitor: counts optimizer steps, catches NaN/Inf, stalls, throughput drops and GPU memory trouble.
+
+The training thread pays one Python call per optimizer step (a counter) and one finiteness check every
+``check_every`` steps (one host sync). Everything else (heartbeats, windows, stall detection, NVML)
+happens in one background thread.
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import os
+import signal
+import statistics
+import sys
+import threading
+import time
+from collections import deque
+from types import ModuleType
+from typing import Any
+
+from .events import EventLog
+from .gpu import GpuSampler, memory_alerts
+from .imports import when_imported
+
+
+class MonitorAbort(Exception):
+    """Raised into the user's code when the monitor fails the job; ``reason`` says why."""
+
+    reason = "error"
+
+
+class NonFiniteError(MonitorAbort):
+    """NaN or Inf in the loss or the parameters."""
+
+    reason = "nan"
+
+
+class StallError(MonitorAbort):
+    """No progress for longer than the stall timeout."""
+
+    reason = "stall"
+
+
+WARMUP_WINDOWS = 3
+BASELINE_WINDOWS = 5
+RECENT_WINDOWS = 3
+DROP_RATIO = 0.5
+RECOVER_RATIO = 0.8
+
+
+class Monitor:
+    """Watches one job from inside its kernel.
+
+    Parameters
+    ----------
+    log
+        Where events go.
+    settings
+        :class:`jupyter_promote.models.MonitorSettings` as a dict.
+    run_dir
+        Where stack dumps go.
+    """
+
+    def __init__(self, log: EventLog, settings: dict[str, Any], run_dir: str) -> None:
+        self.log = log
+        self.run_dir = run_dir
+        self.stall_timeout = float(settings.get("stall_timeout_s", 600.0))
+        self.nan_action = settings.get("nan_action", "fail")
+        self.stall_action = settings.get("stall_action", "fail")
+        self.throughput_action = settings.get("throughput_action", "alert")
+        self.check_every = int(settings.get("check_every", 10))
+        self.heartbeat_s = float(settings.get("heartbeat_s", 5.0))
+        self.window_s = float(settings.get("window_s", 2.0))
+        self.gpu_sample_s = max(1.0, float(settings.get("gpu_sample_s", 5.0)))
+        self.steps = 0
+        self.fatal: str | None = None
+        self.busy = False
+        self._progress_at = time.monotonic()
+        self._last_loss: Any = None
+        self._torch: ModuleType | None = None
+        self._handles: list[Any] = []
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._stalled = False
+        self._rates: list[float] = []
+        self._recent: deque[float] = deque(maxlen=RECENT_WINDOWS)
+        self._baseline: float | None = None
+        self._dropped = False
+        self._gpu_alerted: set[tuple[int, str]] = set()
+
+    # ---- life cycle -------------------------------------------------------------------------
+    def start(self) -> None:
+        when_imported("torch", self._hook_torch)
+        self._hook_ipython()
+        self._thread = threading.Thread(target=self._watch, name="jupyter-promote-monitor", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop watching and emit the last step count."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        for handle in self._handles:
+            handle.remove()
+        self._handles.clear()
+        if self._torch is not None and getattr(self._torch.autograd, "backward", None) is self._backward:
+            self._torch.autograd.backward = self._orig_backward
+        self._unhook_ipython()
+
+    # ---- hooks on the training thread ---------------------------------------------------------
+    def _hook_torch(self, torch: ModuleType) -> None:
+        self._torch = torch
+        from torch.optim.optimizer import register_optimizer_step_post_hook
+
+        self._handles.append(register_optimizer_step_post_hook(self._on_step))
+        # remember the last loss a backward() started from, so the finiteness check sees it too
+        self._orig_backward = torch.autograd.backward
+        torch.autograd.backward = self._backward
+
+    def _backward(self, tensors: Any, *args: Any, **kwargs: Any) -> Any:
+        torch = self._torch
+        if torch is not None and isinstance(tensors, torch.Tensor) and tensors.numel() == 1:
+            self._last_loss = tensors.detach()
+        return self._orig_backward(tensors, *args, **kwargs)
+
+    def _on_step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
+        self.steps += 1
+        if self.steps % self.check_every == 0 and self.fatal is None:
+            self._check_finite(optimizer)
+
+    def _check_finite(self, optimizer: Any) -> None:
+        torch = self._torch
+        assert torch is not None
+        tensors = [p for group in optimizer.param_groups for p in group["params"]]
+        loss = self._last_loss
+        with torch.no_grad():
+            sums = [t.detach().sum(dtype=torch.float32) for t in tensors]
+            if loss is not None:
+                sums.append(loss.to(torch.float32).reshape(()))
+            if not sums or bool(torch.isfinite(torch.stack([s.to(sums[0].device) for s in sums])).all()):
+                return
+            where = "the loss" if loss is not None and not bool(torch.isfinite(loss).all()) else "the parameters"
+        kind = "NaN" if where == "the loss" and bool(torch.isnan(loss).any()) else "NaN or Inf"
+        message = (
+            f"{kind} in {where} at optimizer step {self.steps} (checked every {self.check_every} steps); "
+            "the loss diverged: lower the learning rate, clip gradients, or check the input data"
+        )
+        self.alert("nan", message, self.nan_action, step=self.steps)
+        if self.nan_action == "fail":
+            self.fatal = "nan"
+            raise NonFiniteError(message)
+
+    def _hook_ipython(self) -> None:
+        try:
+            from IPython import get_ipython
+        except ImportError:
+            return
+        shell = get_ipython()
+        if shell is None:
+            return
+        self._shell = shell
+        shell.events.register("pre_run_cell", self._pre_run_cell)
+        shell.events.register("post_run_cell", self._post_run_cell)
+
+    def _unhook_ipython(self) -> None:
+        shell = getattr(self, "_shell", None)
+        if shell is None:
+            return
+        for name, fn in (("pre_run_cell", self._pre_run_cell), ("post_run_cell", self._post_run_cell)):
+            try:
+                shell.events.unregister(name, fn)
+            except ValueError:
+                pass
+
+    def _pre_run_cell(self, info: Any = None) -> None:
+        self.busy = True
+        self._progress_at = time.monotonic()
+
+    def _post_run_cell(self, result: Any = None) -> None:
+        self.busy = False
+        self._progress_at = time.monotonic()
+
+    # ---- the watcher thread -------------------------------------------------------------------
+    def alert(self, kind: str, message: str, action: str, **fields: Any) -> None:
+        self.log.emit("alert", kind=kind, message=message, action=action, **fields)
+
+    def _watch(self) -> None:
+        gpu = GpuSampler()
+        gpu_previous: dict[int, dict[str, Any]] = {}
+        now = time.monotonic()
+        next_beat = now
+        next_gpu = now
+        window_start, window_steps = now, self.steps
+        seen_steps = self.steps
+        tick = min(0.5, self.window_s / 4, self.heartbeat_s / 2)
+        while True:
+            stopping = self._stop.wait(tick)
+            now = time.monotonic()
+            steps = self.steps
+            if steps != seen_steps:
+                seen_steps = steps
+                self._progress_at = now
+            if stopping or now - window_start >= self.window_s:
+                done = steps - window_steps
+                if done > 0:
+                    rate = done / (now - window_start)
+                    self.log.emit("step", steps=steps, steps_per_s=round(rate, 3), window_s=round(now - window_start, 3))
+                    self._throughput(rate, steps)
+                window_start, window_steps = now, steps
+            if stopping:
+                return
+            if now >= next_beat:
+                next_beat = now + self.heartbeat_s
+                self.log.emit("heartbeat", pid=os.getpid(), steps=steps, busy=self.busy, rss_bytes=_rss_bytes())
+            if gpu.available and now >= next_gpu:
+                next_gpu = now + self.gpu_sample_s
+                self._sample_gpu(gpu, gpu_previous)
+            idle = now - self._progress_at
+            if self.busy and idle > self.stall_timeout and not self._stalled:
+                self._stall(idle)
+
+    def _throughput(self, rate: float, steps: int) -> None:
+        self._rates.append(rate)
+        if len(self._rates) <= WARMUP_WINDOWS:
+            return
+        if self._baseline is None:
+            if len(self._rates) == WARMUP_WINDOWS + BASELINE_WINDOWS:
+                self._baseline = statistics.median(self._rates[WARMUP_WINDOWS:])
+            return
+        self._recent.append(rate)
+        if len(self._recent) < RECENT_WINDOWS:
+            return
+        recent = statistics.median(self._recent)
+        if not self._dropped and recent < DROP_RATIO * self._baseline:
+            self._dropped = True
+            message = (
+                f"throughput dropped to {recent:.1f} steps/s, {recent / self._baseline:.0%} of this job's own "
+                f"baseline of {self._baseline:.1f} steps/s (at step {steps}); look for contention, throttling or a slower input pipeline"
+            )
+            self.alert("throughput_drop", message, self.throughput_action, steps_per_s=recent, baseline=self._baseline)
+            if self.throughput_action == "fail":
+                self._abort("throughput_drop")
+        elif self._dropped and recent > RECOVER_RATIO * self._baseline:
+            self._dropped = False
+
+    def _stall(self, idle: float) -> None:
+        self._stalled = True
+        path = os.path.join(self.run_dir, f"stacks-{int(time.time())}.txt")
+        try:
+            with open(path, "w") as f:
+                faulthandler.dump_traceback(f, all_threads=True)
+        except OSError:
+            path = ""
+        message = (
+            f"no optimizer step and no cell progress for {idle:.0f} s (stall timeout {self.stall_timeout:g} s)"
+            + (f"; Python stacks saved to {os.path.basename(path)}" if path else "")
+        )
+        self.alert("stall", message, self.stall_action, idle_s=round(idle, 1), stacks=os.path.basename(path) or None)
+        if self.stall_action == "fail":
+            self._abort("stall")
+
+    def _abort(self, reason: str) -> None:
+        """Fail the job from the watcher thread: interrupt the running cell like Ctrl-C would."""
+        self.fatal = reason
+        os.kill(os.getpid(), signal.SIGINT)
+
+    def _sample_gpu(self, gpu: GpuSampler, previous: dict[int, dict[str, Any]]) -> None:
+        try:
+            samples = gpu.sample()
+        except Exception as exc:
+            print(f"jupyter-promote: GPU sampling failed: {exc}", file=sys.stderr)
+            return
+        if not samples:
+            return
+        self.log.emit("gpu", devices=samples)
+        for sample in samples:
+            for key, message in memory_alerts(previous.get(sample["index"]), sample):
+                if (sample["index"], key) not in self._gpu_alerted:
+                    self._gpu_alerted.add((sample["index"], key))
+                    self.alert("memory", message, "alert", gpu=sample["index"], finding=key)
+            previous[sample["index"]] = sample
+
+
+def _rss_bytes() -> int | None:
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None

@@ -1,0 +1,75 @@
+"""The target contract: submit a job, poll many jobs at once, cancel, point at logs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from traitlets.config import LoggingConfigurable
+
+from ..models import JobRecord, JobState, Resources
+from ..rundir import RunDir
+
+
+@dataclass(frozen=True)
+class TargetStatus:
+    """What a target knows of one job; ``state`` None means "ask the job's events"."""
+
+    state: JobState | None
+    reason: str | None = None
+    message: str | None = None
+    exit_code: int | None = None
+
+
+class Target(LoggingConfigurable):
+    """A place jobs run. Subclasses set the class attributes and implement the four methods.
+
+    Targets are traitlets ``Configurable``: their settings come from the Jupyter config files or the
+    command line (``--LocalTarget.kill_grace=5``).
+    """
+
+    name: ClassVar[str]
+    display_name: ClassVar[str]
+    #: which of the shared resource options this target honours, with what it does about each
+    resource_support: ClassVar[dict[str, str]] = {}
+
+    def available(self) -> tuple[bool, str | None]:
+        """Whether jobs can be submitted now, and why not."""
+        return True, None
+
+    def options_schema(self) -> dict[str, Any]:
+        """JSON schema of the shared options vocabulary, as this target honours it."""
+        props = {
+            "cpus": {"type": "integer", "minimum": 1, "title": "CPUs"},
+            "memory": {"type": "string", "title": "Memory", "examples": ["4G"]},
+            "gpus": {"type": "integer", "minimum": 0, "title": "GPUs"},
+            "time": {"type": "string", "title": "Time limit", "examples": ["2h", "1:00:00"]},
+        }
+        for key, prop in props.items():
+            prop["description"] = self.resource_support.get(key, "not supported by this target")
+        return {"type": "object", "properties": props, "additionalProperties": False}
+
+    def check_resources(self, resources: Resources) -> list[str]:
+        """Warnings about options this target cannot honour (one line each)."""
+        asked = {"cpus": resources.cpus, "memory": resources.memory_bytes, "gpus": resources.gpus, "time": resources.time_limit_s}
+        return [
+            f"--{key}: not honoured by the {self.name} target"
+            for key, value in asked.items()
+            if value is not None and key not in self.resource_support
+        ]
+
+    async def submit(self, record: JobRecord, run: RunDir) -> dict[str, Any]:
+        """Start the job in ``run`` and return the handle to store in job.json."""
+        raise NotImplementedError
+
+    async def poll(self, handles: dict[str, dict[str, Any]]) -> dict[str, TargetStatus]:
+        """The status of many jobs in one call: job id -> status."""
+        raise NotImplementedError
+
+    async def cancel(self, handle: dict[str, Any]) -> None:
+        """Stop a job (idempotent)."""
+        raise NotImplementedError
+
+    def log_path(self, run: RunDir, handle: dict[str, Any]) -> str:
+        """Where the job's stdout/stderr accumulate."""
+        return str(run.log)

@@ -1,0 +1,125 @@
+"""The ``local`` target: the runner in a subprocess on this machine."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+from typing import Any, ClassVar
+
+from traitlets import Float, Unicode
+
+from ..models import JobRecord, JobState
+from ..rundir import RunDir
+from .base import Target, TargetStatus
+
+
+def _start_ticks(pid: int) -> int | None:
+    """The process start time in clock ticks (/proc/PID/stat field 22), to tell a pid from its reuse."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[19])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+class LocalTarget(Target):
+    """Runs the job on this machine, in its own session, with the notebook kernel's own interpreter."""
+
+    name: ClassVar[str] = "local"
+    display_name: ClassVar[str] = "This machine (local)"
+    resource_support: ClassVar[dict[str, str]] = {
+        "cpus": "pins the job to N CPUs (sched_setaffinity) and sets OMP_NUM_THREADS",
+        "gpus": "sets CUDA_VISIBLE_DEVICES to the first N GPUs",
+        "time": "wall-clock limit enforced by the runner",
+    }
+
+    python = Unicode(sys.executable, help="Interpreter that runs the job runner (papermill); the kernel keeps its own.").tag(
+        config=True
+    )
+    kill_grace = Float(10.0, help="Seconds between SIGTERM and SIGKILL when a job is cancelled.").tag(config=True)
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._children: dict[int, subprocess.Popen[bytes]] = {}
+
+    async def submit(self, record: JobRecord, run: RunDir) -> dict[str, Any]:
+        env = dict(os.environ)
+        cpus = record.resources.cpus
+        if cpus:
+            env["OMP_NUM_THREADS"] = str(cpus)
+        if record.resources.gpus is not None:
+            env["CUDA_VISIBLE_DEVICES"] = ",".join(str(i) for i in range(record.resources.gpus))
+        usable = sorted(os.sched_getaffinity(0))
+
+        def pin() -> None:  # runs in the child, before exec
+            if cpus:
+                os.sched_setaffinity(0, usable[: max(1, min(cpus, len(usable)))])
+
+        with open(run.log, "ab") as log:
+            proc = subprocess.Popen(
+                [self.python, "-m", "jupyter_promote.execute.runner", str(run.path)],
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=env,
+                cwd=str(run.path),
+                start_new_session=True,
+                preexec_fn=pin if cpus else None,
+            )
+        self._children[proc.pid] = proc
+        return {"pid": proc.pid, "start_ticks": _start_ticks(proc.pid)}
+
+    def _exit_code(self, handle: dict[str, Any]) -> tuple[bool, int | None]:
+        """(still running, exit code when known)."""
+        pid = int(handle["pid"])
+        child = self._children.get(pid)
+        if child is not None:
+            code = child.poll()
+            return code is None, code
+        ticks = _start_ticks(pid)
+        alive = ticks is not None and ticks == handle.get("start_ticks")
+        if alive:
+            try:
+                with open(f"/proc/{pid}/stat") as f:
+                    alive = f.read().rsplit(")", 1)[1].split()[0] != "Z"
+            except OSError:
+                alive = False
+        return alive, None
+
+    async def poll(self, handles: dict[str, dict[str, Any]]) -> dict[str, TargetStatus]:
+        statuses = {}
+        for job_id, handle in handles.items():
+            running, code = self._exit_code(handle)
+            if running:
+                statuses[job_id] = TargetStatus(JobState.RUNNING)
+            elif code is not None and code < 0:
+                name = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else str(-code)
+                statuses[job_id] = TargetStatus(
+                    JobState.FAILED, "killed", f"the job runner was killed by {name}", exit_code=code
+                )
+            else:  # ended: the runner's final status event says how; None state asks the events
+                statuses[job_id] = TargetStatus(None, exit_code=code)
+        return statuses
+
+    async def cancel(self, handle: dict[str, Any]) -> None:
+        pid = int(handle["pid"])
+        running, _ = self._exit_code(handle)
+        if not running:
+            return
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            return
+        waited = 0.0
+        while waited < self.kill_grace:
+            await asyncio.sleep(0.1)
+            waited += 0.1
+            if not self._exit_code(handle)[0]:
+                return
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Install everything jupyter-promote needs into ./.venv (Python package, test extras, the prebuilt
+# labextension built by hatch-jupyter-builder with jlpm). Idempotent; safe to rerun.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  "$PY" -m venv .venv
+fi
+.venv/bin/python -m pip install --quiet --upgrade pip
+.venv/bin/python -m pip install --quiet -e ".[test]"
+# the default python3 kernelspec must be this venv's interpreter
+.venv/bin/python -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (jupyter-promote)" >/dev/null
+echo "setup: $(.venv/bin/jupyter promote --help >/dev/null && echo 'jupyter promote ready') in $(pwd)/.venv"

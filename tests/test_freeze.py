@@ -1,0 +1,111 @@
+"""Freeze a real kernel's interpreter: the lock, its hash, local code, secrets."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+def lock_of(directory: Path) -> dict:
+    return json.loads((directory / "promote.lock.json").read_text())
+
+
+def test_freeze_default_kernel_records_the_environment(cli, tmp_path):
+    result = cli("freeze", "-o", str(tmp_path / "env"))
+    assert result.returncode == 0, result.stderr
+    lock = lock_of(tmp_path / "env")
+    assert lock["python"]["version"] == ".".join(map(str, sys.version_info[:3]))
+    assert lock["python"]["implementation"] == "cpython"
+    assert lock["platform"]["libc"]["name"] == "glibc"
+    names = {p["name"].lower(): p for p in lock["packages"]}
+    assert names["torch"]["version"].startswith("2.13.0")
+    assert lock["torch"]["version"].startswith("2.13.0") and "cuda" in lock["torch"]
+    # a local version label without a recorded index: the index is inferred and said so
+    if "+" in names["torch"]["version"]:
+        assert names["torch"]["source"]["index"].startswith("https://download.pytorch.org/whl/")
+        assert "inferred" in names["torch"]["source"]["index_known"]
+    assert "jupyter-promote" not in names and any(e["name"] == "jupyter_promote" for e in lock["excluded"])
+    assert lock["hardware"]["cpu"]["count"] >= 1 and lock["hardware"]["cpu"]["model"]
+    requirements = (tmp_path / "env" / "requirements.txt").read_text()
+    assert f"numpy=={names['numpy']['version']}" in requirements
+    assert lock["content_hash"] in requirements
+
+
+def test_content_hash_is_stable_across_freezes(cli, tmp_path):
+    assert cli("freeze", "-o", str(tmp_path / "a")).returncode == 0
+    assert cli("freeze", "-o", str(tmp_path / "b")).returncode == 0
+    a, b = lock_of(tmp_path / "a"), lock_of(tmp_path / "b")
+    assert a["origin"]["created_at"] != b["origin"]["created_at"]
+    assert a["content_hash"] == b["content_hash"]
+
+
+def test_secrets_never_reach_the_lock(cli, tmp_path):
+    env = {
+        "MY_API_TOKEN": "s3cr3t-token-value",
+        "OMP_NUM_THREADS": "3",
+        "PIP_EXTRA_INDEX_URL": "https://alice:s3cr3t-password@pypi.example.com/simple",
+    }
+    assert cli("freeze", "-o", str(tmp_path / "env"), env=env).returncode == 0
+    for file in (tmp_path / "env").rglob("*"):
+        if file.is_file():
+            assert "s3cr3t" not in file.read_text(errors="replace"), file
+    lock = lock_of(tmp_path / "env")
+    assert lock["env"] == {"OMP_NUM_THREADS": "3"} or lock["env"].get("OMP_NUM_THREADS") == "3"
+    assert "https://pypi.example.com/simple" in lock["indexes"]["extra_index_urls"]
+
+
+@pytest.fixture(scope="module")
+def other_env(tmp_path_factory):
+    """A second, separate interpreter: a venv with one editable local project."""
+    root = tmp_path_factory.mktemp("other")
+    subprocess.run([sys.executable, "-m", "venv", str(root / "venv")], check=True)
+    project = root / "mylib"
+    (project / "mylib").mkdir(parents=True)
+    (project / "mylib" / "__init__.py").write_text("VALUE = 1\n")
+    (project / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["setuptools>=61"]\nbuild-backend = "setuptools.build_meta"\n'
+        '[project]\nname = "mylib"\nversion = "0.3.0"\n'
+    )
+    python = root / "venv" / "bin" / "python"
+    subprocess.run([str(python), "-m", "pip", "install", "--quiet", "-e", str(project)], check=True)
+    return python, project
+
+
+def test_freeze_reads_the_given_interpreter_and_builds_local_code_into_a_wheel(cli, tmp_path, other_env):
+    python, _ = other_env
+    result = cli("freeze", "--python", str(python), "-o", str(tmp_path / "env"))
+    assert result.returncode == 0, result.stderr
+    lock = lock_of(tmp_path / "env")
+    names = {p["name"].lower(): p for p in lock["packages"]}
+    assert "torch" not in names and "papermill" not in names  # not the tool's own environment
+    mylib = names["mylib"]
+    assert mylib["source"]["kind"] == "editable"
+    wheel = tmp_path / "env" / mylib["source"]["wheel"]
+    assert wheel.is_file() and wheel.name.startswith("mylib-0.3.0")
+    assert f"./{mylib['source']['wheel']}" in (tmp_path / "env" / "requirements.txt").read_text()
+
+
+def test_freeze_refuses_a_package_it_cannot_reproduce(cli, tmp_path, other_env):
+    python, project = other_env
+    moved = project.with_name("mylib-moved")
+    project.rename(moved)
+    try:
+        out = tmp_path / "env"
+        result = cli("freeze", "--python", str(python), "-o", str(out))
+        assert result.returncode == 2
+        assert "mylib==0.3.0" in result.stderr and "no longer exists" in result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1
+        assert not out.exists()
+    finally:
+        moved.rename(project)
+
+
+def test_freeze_errors_are_one_line(cli, tmp_path):
+    for args in (("--kernel", "no-such-kernel"), ("--python", str(tmp_path / "nope"))):
+        result = cli("freeze", *args, "-o", str(tmp_path / "env"))
+        assert result.returncode == 2
+        assert len(result.stderr.strip().splitlines()) == 1 and "error" in result.stderr
