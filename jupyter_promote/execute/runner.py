@@ -8,6 +8,7 @@ the final ``status``; its exit code is 0 when the job succeeded, 1 when it faile
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import signal
@@ -17,9 +18,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+import papermill  # before .engine: papermill.engines loads the "promote" entry point, which imports .engine
+from papermill.engines import papermill_engines
+
 from ..models import JobRecord
 from ..rundir import RunDir
 from ..runtime.events import EventLog, EventTail
+from . import engine
 
 KILL_GRACE_S = 20.0  # how long a cell interrupted by the monitor may take to stop before its kernel is killed
 _MEMORY_ERRORS = {"OutOfMemoryError", "MemoryError"}
@@ -70,8 +75,6 @@ class Supervisor:
             pass
 
     def _loop(self) -> None:
-        from . import engine
-
         while not self._done.wait(0.5):
             now = time.monotonic()
             for event in self._tail.read():
@@ -155,7 +158,17 @@ def outcome(error: BaseException | None, supervisor: Supervisor, tracker: Any) -
     return "failed", "error", f"{type(error).__name__}: {first}".rstrip(": ")
 
 
+def _log_to_stderr() -> None:
+    """Cell outputs (papermill's log_output) and papermill's own messages go to the job log."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    papermill_log = logging.getLogger("papermill")
+    papermill_log.addHandler(handler)
+    papermill_log.setLevel(logging.INFO)
+
+
 def run(run_dir: str) -> int:
+    _log_to_stderr()
     run = RunDir(run_dir)
     record = run.read()
     log = EventLog(str(run.events), record.id)
@@ -166,11 +179,6 @@ def run(run_dir: str) -> int:
     supervisor.start()
     log.emit("status", state="running", source="runner", pid=os.getpid())
     error: BaseException | None = None
-    import papermill
-    from papermill.engines import papermill_engines
-
-    from . import engine
-
     papermill_engines.register("promote", engine.PromoteEngine)  # also an entry point; explicit here
 
     try:

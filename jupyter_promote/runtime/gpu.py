@@ -38,9 +38,11 @@ class GpuSampler:
     @staticmethod
     def _torch_cuda() -> Any:
         torch = sys.modules.get("torch")  # never import torch, never initialise CUDA from here
-        if torch is None or not torch.cuda.is_initialized():
+        cuda = getattr(torch, "cuda", None)  # None too while torch is still being imported
+        try:
+            return cuda if cuda is not None and cuda.is_initialized() else None
+        except Exception:
             return None
-        return torch.cuda
 
     def sample(self) -> list[dict[str, Any]]:
         samples: dict[int, dict[str, Any]] = {}

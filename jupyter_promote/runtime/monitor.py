@@ -185,6 +185,16 @@ class Monitor:
         self.log.emit("alert", kind=kind, message=message, action=action, **fields)
 
     def _watch(self) -> None:
+        while True:
+            try:
+                self._watch_loop()
+                return
+            except Exception as exc:  # the watcher must outlive any bug of its own
+                print(f"jupyter-promote monitor: {type(exc).__name__}: {exc}; restarting", file=sys.stderr)
+                if self._stop.wait(1.0):
+                    return
+
+    def _watch_loop(self) -> None:
         gpu = GpuSampler()
         gpu_previous: dict[int, dict[str, Any]] = {}
         now = time.monotonic()
