@@ -160,8 +160,8 @@ def cmd_run(args: argparse.Namespace, app: Any) -> int:
         _say(f"warning: {warning}")
     pipeline = Pipeline(settings.runs_dir, tuple(settings.env_allowlist), settings.poll_interval)
     progress = TerminalProgress()
-    progress.note(f"promoting {args.notebook} to {target.display_name}")
     prepared = pipeline.prepare(request)
+    progress.note(f"promoting {args.notebook} to {target.display_name}")
     for note in pipeline.notes:
         progress.note(f"  note: {note}")
     progress.note(f"  environment: {prepared.env.summary()}")

@@ -45,7 +45,7 @@ def read_notebook(path: str | os.PathLike[str]) -> Any:
 def kernel_of(nb: Any, path: str) -> str:
     """The kernelspec name the notebook asks for (``python3`` when it names none); refuses non-Python kernels."""
     spec = nb.metadata.get("kernelspec") or {}
-    language = (spec.get("language") or nb.metadata.get("language_info", {}).get("name") or "python").lower()
-    if language != "python":
+    language = spec.get("language") or nb.metadata.get("language_info", {}).get("name") or "python"
+    if language.lower() != "python":
         raise NotebookError.at(path, f"uses a {language} kernel ({spec.get('name', '?')}); only Python notebooks can be promoted")
     return str(spec.get("name") or "python3")
