@@ -9,6 +9,9 @@ from conftest import CORPUS, job
 NOTEBOOKS = sorted(CORPUS.glob("*.ipynb"))
 #: what each notebook of the corpus must do: "succeeded", "failed" (with the failing cell named) or "refused"
 EXPECTED = {
+    "binder.ipynb": "failed",  # shells out to papermill with paths of papermill's repository
+    "complex_parameters.ipynb": "failed",  # its parameters cell is not valid Python on its own
+    "test_logging.ipynb": "failed",  # imports ggplot, which is not installed
     "broken.ipynb": "failed",
     "broken1.ipynb": "failed",
     "broken2.ipynb": "failed",
@@ -16,7 +19,8 @@ EXPECTED = {
     "line_magic_error.ipynb": "failed",
     "notimplemented_translator.ipynb": "refused",
     "sysexit1.ipynb": "failed",
-    "systemexit.ipynb": "failed",
+    # systemexit.ipynb: a bare `raise SystemExit` is a clean stop, as papermill says
+    # keyboard_interrupt.ipynb: only sleeps 60 s, and succeeds
     "read_check.ipynb": "failed",
 }
 

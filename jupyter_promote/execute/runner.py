@@ -18,13 +18,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-import papermill  # before .engine: papermill.engines loads the "promote" entry point, which imports .engine
-from papermill.engines import papermill_engines
-
 from ..models import JobRecord
 from ..rundir import RunDir
 from ..runtime.events import EventLog, EventTail
-from . import engine
 
 KILL_GRACE_S = 20.0  # how long a cell interrupted by the monitor may take to stop before its kernel is killed
 _MEMORY_ERRORS = {"OutOfMemoryError", "MemoryError"}
@@ -75,6 +71,8 @@ class Supervisor:
             pass
 
     def _loop(self) -> None:
+        from . import engine  # imported by run() already
+
         while not self._done.wait(0.5):
             now = time.monotonic()
             for event in self._tail.read():
@@ -176,12 +174,17 @@ def run(run_dir: str) -> int:
     supervisor = Supervisor(run, record, log)
     signal.signal(signal.SIGTERM, lambda *_: supervisor.stop("cancelled"))
     signal.signal(signal.SIGINT, lambda *_: supervisor.stop("cancelled"))
-    supervisor.start()
     log.emit("status", state="running", source="runner", pid=os.getpid())
     error: BaseException | None = None
-    papermill_engines.register("promote", engine.PromoteEngine)  # also an entry point; explicit here
-
     try:
+        # papermill.engines first: importing it loads the "promote" entry point, i.e. .engine
+        import papermill
+        from papermill.engines import papermill_engines
+
+        from . import engine
+
+        papermill_engines.register("promote", engine.PromoteEngine)  # also an entry point; explicit here
+        supervisor.start()
         papermill.execute_notebook(
             str(run.job_notebook),
             str(run.output_notebook),
@@ -201,7 +204,8 @@ def run(run_dir: str) -> int:
     for event in EventTail(str(run.events)).read():
         if event["type"] == "alert" and event.get("action") == "fail" and supervisor.fatal is None:
             supervisor.fatal = event
-    state, reason, message = outcome(error, supervisor, engine.active_tracker)
+    tracker = getattr(sys.modules.get(f"{__package__}.engine"), "active_tracker", None)
+    state, reason, message = outcome(error, supervisor, tracker)
     log.emit("status", state=state, reason=reason, message=message, source="runner")
     if message:
         print(f"jupyter-promote: job {state}: {message}", file=sys.stderr, flush=True)

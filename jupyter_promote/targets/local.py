@@ -44,6 +44,7 @@ class LocalTarget(Target):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._children: dict[int, subprocess.Popen[bytes]] = {}
+        self._cancelled: set[int] = set()
 
     async def submit(self, record: JobRecord, run: RunDir) -> dict[str, Any]:
         env = dict(os.environ)
@@ -95,6 +96,8 @@ class LocalTarget(Target):
             running, code = self._exit_code(handle)
             if running:
                 statuses[job_id] = TargetStatus(JobState.RUNNING)
+            elif int(handle["pid"]) in self._cancelled:
+                statuses[job_id] = TargetStatus(JobState.CANCELLED, "cancelled", "cancelled", exit_code=code)
             elif code is not None and code < 0:
                 name = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else str(-code)
                 statuses[job_id] = TargetStatus(
@@ -109,6 +112,7 @@ class LocalTarget(Target):
         running, _ = self._exit_code(handle)
         if not running:
             return
+        self._cancelled.add(pid)
         try:
             os.kill(pid, signal.SIGTERM)
         except ProcessLookupError:
