@@ -12,7 +12,16 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = Path(__file__).parent / "notebooks"
-CORPUS = ROOT.parent / "shared" / "corpus" / "papermill-notebooks"
+def _corpus() -> Path:
+    """papermill's test notebooks, in the shared folder beside the project (or PROMOTE_CORPUS)."""
+    candidates = [os.environ.get("PROMOTE_CORPUS"), ROOT.parent / "shared", Path("/work/shared")]
+    for candidate in candidates:
+        if candidate and (Path(candidate) / "corpus" / "papermill-notebooks").is_dir():
+            return Path(candidate) / "corpus" / "papermill-notebooks"
+    return ROOT.parent / "shared" / "corpus" / "papermill-notebooks"
+
+
+CORPUS = _corpus()
 BIN = Path(sys.executable).parent
 
 pytest_plugins = ["pytest_jupyter.jupyter_server"]

@@ -25,6 +25,10 @@ EXPECTED = {
 }
 
 
+def test_corpus_is_present():
+    assert len(NOTEBOOKS) >= 20, f"papermill's notebooks not found at {CORPUS}; set PROMOTE_CORPUS"
+
+
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[n.name for n in NOTEBOOKS])
 def test_corpus_notebook(cli, tmp_path, notebook):
     expected = EXPECTED.get(notebook.name, "succeeded")
