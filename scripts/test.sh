@@ -7,8 +7,10 @@ bash scripts/setup.sh
 export PATH="$(pwd)/.venv/bin:$PATH"
 status=0
 # the prebuilt labextension is shipped and enabled
-jupyter labextension list 2>&1 | tee /tmp/jupyter-promote-labext.txt
-grep -q "jupyter-promote .*enabled.*OK" /tmp/jupyter-promote-labext.txt || { echo "labextension not enabled/OK"; status=1; }
-jupyter server extension list 2>&1 | grep -q "jupyter_promote.*OK" || { echo "server extension not OK"; status=1; }
+labext=$(jupyter labextension list 2>&1)
+echo "$labext" | grep "jupyter-promote" || true
+grep -q "jupyter-promote .*enabled.*OK" <<<"$labext" || { echo "FAIL: the labextension is not enabled and OK"; status=1; }
+serverext=$(jupyter server extension list 2>&1)
+grep -q "jupyter_promote .*OK" <<<"$serverext" || { echo "FAIL: the server extension is not OK"; echo "$serverext"; status=1; }
 python -m pytest "$@" || status=$?
 exit $status
