@@ -20,10 +20,11 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-import nbformat
-
 from .._version import __version__
 from ..models import MonitorSettings
+from .notebook import source_of, tags_of, validate, write_notebook
+
+__all__ = ["INJECTED_TAG", "Conversion", "convert", "write_notebook"]
 
 INJECTED_TAG = "jupyter-promote-injected"
 PARAMETERS_TAG = "parameters"
@@ -32,33 +33,31 @@ PAPERMILL_INJECTED_TAG = "injected-parameters"
 
 @dataclass(frozen=True)
 class Conversion:
-    notebook: Any
+    notebook: dict[str, Any]
     has_parameters_cell: bool
     code_cells: int
 
 
-def _cell(name: str, source: str, with_id: bool) -> Any:
-    cell = nbformat.v4.new_code_cell(source)
-    cell.metadata["tags"] = [INJECTED_TAG]
-    cell.metadata["jupyter"] = {"source_hidden": True}
-    cell.metadata["jupyter_promote"] = {"role": name}
+def _cell(name: str, source: str, with_id: bool) -> dict[str, Any]:
+    lines = source.splitlines(keepends=True)
+    cell: dict[str, Any] = {
+        "cell_type": "code",
+        "execution_count": None,
+        "metadata": {"jupyter": {"source_hidden": True}, "jupyter_promote": {"role": name}, "tags": [INJECTED_TAG]},
+        "outputs": [],
+        "source": lines,
+    }
     if with_id:
         cell["id"] = f"jupyter-promote-{name}"
-    else:
-        cell.pop("id", None)
     return cell
 
 
-def _tags(cell: Any) -> list[str]:
-    return list(cell.get("metadata", {}).get("tags", []))
-
-
-def convert(nb: Any, monitor: MonitorSettings, *, deterministic: bool = False) -> Conversion:
+def convert(nb: dict[str, Any], monitor: MonitorSettings, *, deterministic: bool = False) -> Conversion:
     """Return the job notebook for ``nb`` (which is not modified)."""
     job = copy.deepcopy(nb)
-    job.cells = [c for c in job.cells if INJECTED_TAG not in _tags(c)]
-    with_id = (job.nbformat, job.nbformat_minor) >= (4, 5)
-    params_at = next((i for i, c in enumerate(job.cells) if PARAMETERS_TAG in _tags(c)), None)
+    cells = [c for c in job["cells"] if INJECTED_TAG not in tags_of(c)]
+    with_id = int(job.get("nbformat_minor", 0)) >= 5
+    params_at = next((i for i, c in enumerate(cells) if PARAMETERS_TAG in tags_of(c)), None)
     settings = json.dumps(monitor.to_json(), sort_keys=True)
     seed_expr = 'globals().get("seed")' if params_at is None else "None"
     setup = _cell(
@@ -70,7 +69,7 @@ def convert(nb: Any, monitor: MonitorSettings, *, deterministic: bool = False) -
     )
     if params_at is not None:
         after = params_at + 1
-        while after < len(job.cells) and PAPERMILL_INJECTED_TAG in _tags(job.cells[after]):
+        while after < len(cells) and PAPERMILL_INJECTED_TAG in tags_of(cells[after]):
             after += 1
         seed = _cell(
             "seed",
@@ -78,28 +77,15 @@ def convert(nb: Any, monitor: MonitorSettings, *, deterministic: bool = False) -
             '_promote_runtime.seed(globals().get("seed"))',
             with_id,
         )
-        job.cells.insert(after, seed)
-    job.cells.insert(0, setup)
-    job.cells.append(
-        _cell("finish", "# jupyter-promote: flush the monitor (injected)\n_promote_runtime.finish()", with_id)
-    )
-    job.metadata["jupyter_promote"] = {"version": __version__, "monitor": monitor.to_json(), "deterministic": deterministic}
-    nbformat.validate(job)
-    code = sum(1 for c in job.cells if c.cell_type == "code" and c.source.strip())
+        cells.insert(after, seed)
+    cells.insert(0, setup)
+    cells.append(_cell("finish", "# jupyter-promote: flush the monitor (injected)\n_promote_runtime.finish()", with_id))
+    job["cells"] = cells
+    job.setdefault("metadata", {})["jupyter_promote"] = {
+        "version": __version__,
+        "monitor": monitor.to_json(),
+        "deterministic": deterministic,
+    }
+    validate(job, "the job notebook")
+    code = sum(1 for c in cells if c.get("cell_type") == "code" and source_of(c).strip())
     return Conversion(job, params_at is not None, code)
-
-
-def write_notebook(nb: Any, path: str) -> None:
-    """Write a notebook atomically (a partial file never appears at ``path``)."""
-    import os
-    import tempfile
-
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".job-", suffix=".ipynb", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            nbformat.write(nb, f)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise

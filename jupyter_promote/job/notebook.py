@@ -1,17 +1,46 @@
-"""Read a user's notebook, with one-line errors for every way it can be wrong."""
+"""Read, validate and write notebooks as plain JSON, with one-line errors for every way they can be wrong.
+
+Validation uses nbformat's own JSON schemas through fastjsonschema, without importing nbformat: importing
+nbformat pulls in jsonschema and its format checkers, which cost over a second on every ``run``.
+"""
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import json
 import os
+import tempfile
+from pathlib import Path
 from typing import Any
-
-import nbformat
 
 from ..errors import NotebookError
 
 
-def read_notebook(path: str | os.PathLike[str]) -> Any:
+@functools.lru_cache(maxsize=None)
+def _validator(minor: int) -> Any:
+    import fastjsonschema
+
+    spec = importlib.util.find_spec("nbformat")
+    assert spec is not None and spec.submodule_search_locations
+    schemas = Path(next(iter(spec.submodule_search_locations))) / "v4"
+    path = schemas / f"nbformat.v4.{minor}.schema.json"
+    if not path.is_file():
+        path = schemas / "nbformat.v4.schema.json"
+    return fastjsonschema.compile(json.loads(path.read_text(encoding="utf-8")))
+
+
+def validate(nb: dict[str, Any], name: str) -> None:
+    """Raise a :class:`NotebookError` unless ``nb`` is valid against nbformat's schema for its minor version."""
+    import fastjsonschema
+
+    try:
+        _validator(int(nb.get("nbformat_minor", 0)))(nb)
+    except fastjsonschema.JsonSchemaException as exc:
+        raise NotebookError.at(name, f"not a valid notebook: {str(exc.message).splitlines()[0]}") from None
+
+
+def read_notebook(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Read and validate a notebook; a :class:`NotebookError` naming the file says what is wrong."""
     name = os.fspath(path)
     if not os.path.exists(name):
@@ -20,32 +49,49 @@ def read_notebook(path: str | os.PathLike[str]) -> Any:
         raise NotebookError.at(name, "is a directory, not a notebook")
     try:
         with open(name, encoding="utf-8") as f:
-            raw = json.load(f)
+            nb = json.load(f)
     except UnicodeDecodeError:
         raise NotebookError.at(name, "not UTF-8 text") from None
     except json.JSONDecodeError as exc:
         raise NotebookError.at(name, f"not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
     except OSError as exc:
         raise NotebookError.at(name, f"cannot be read ({exc.strerror})") from None
-    if not isinstance(raw, dict) or "cells" not in raw or "nbformat" not in raw:
+    if not isinstance(nb, dict) or "cells" not in nb or "nbformat" not in nb:
         raise NotebookError.at(name, "not a Jupyter notebook (no 'cells' or 'nbformat' field)")
-    if raw.get("nbformat") != 4:
-        raise NotebookError.at(name, f"nbformat {raw.get('nbformat')} is not supported (only version 4)")
-    try:
-        nb = nbformat.reads(json.dumps(raw), as_version=4)
-        nbformat.validate(nb)
-    except nbformat.ValidationError as exc:
-        reason = str(exc.message if hasattr(exc, "message") else exc).splitlines()[0]
-        raise NotebookError.at(name, f"not a valid notebook: {reason}") from None
-    except Exception as exc:  # nbformat raises several unrelated types on broken documents
-        raise NotebookError.at(name, f"not a valid notebook: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
+    if nb.get("nbformat") != 4:
+        raise NotebookError.at(name, f"nbformat {nb.get('nbformat')} is not supported (only version 4)")
+    validate(nb, name)
     return nb
 
 
-def kernel_of(nb: Any, path: str) -> str:
+def source_of(cell: dict[str, Any]) -> str:
+    source = cell.get("source", "")
+    return "".join(source) if isinstance(source, list) else str(source)
+
+
+def tags_of(cell: dict[str, Any]) -> list[str]:
+    return list(cell.get("metadata", {}).get("tags", []))
+
+
+def kernel_of(nb: dict[str, Any], path: str) -> str:
     """The kernelspec name the notebook asks for (``python3`` when it names none); refuses non-Python kernels."""
-    spec = nb.metadata.get("kernelspec") or {}
-    language = spec.get("language") or nb.metadata.get("language_info", {}).get("name") or "python"
+    metadata = nb.get("metadata", {})
+    spec = metadata.get("kernelspec") or {}
+    language = spec.get("language") or metadata.get("language_info", {}).get("name") or "python"
     if language.lower() != "python":
         raise NotebookError.at(path, f"uses a {language} kernel ({spec.get('name', '?')}); only Python notebooks can be promoted")
     return str(spec.get("name") or "python3")
+
+
+def write_notebook(nb: dict[str, Any], path: str | os.PathLike[str]) -> None:
+    """Write a notebook atomically, formatted as nbformat writes it (a partial file never appears at ``path``)."""
+    target = os.fspath(path)
+    directory = os.path.dirname(os.path.abspath(target))
+    fd, tmp = tempfile.mkstemp(prefix=".nb-", suffix=".ipynb", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(json.dumps(nb, sort_keys=True, indent=1, ensure_ascii=False) + "\n")
+        os.replace(tmp, target)
+    except BaseException:
+        os.unlink(tmp)
+        raise
