@@ -129,17 +129,22 @@ class Monitor:
             self._check_finite(optimizer)
 
     def _check_finite(self, optimizer: Any) -> None:
+        """One host sync: the last loss every ``check_every`` steps (NaN parameters make the next loss NaN),
+        and all parameters every tenth check, or at every check when no loss was seen."""
         torch = self._torch
         assert torch is not None
-        tensors = [p for group in optimizer.param_groups for p in group["params"]]
         loss = self._last_loss
         with torch.no_grad():
-            sums = [t.detach().sum(dtype=torch.float32) for t in tensors]
-            if loss is not None:
-                sums.append(loss.to(torch.float32).reshape(()))
-            if not sums or bool(torch.isfinite(torch.stack([s.to(sums[0].device) for s in sums])).all()):
+            if loss is not None and not bool(torch.isfinite(loss).all()):
+                where = "the loss"
+            elif loss is None or self.steps % (self.check_every * 10) == 0:
+                tensors = [p for group in optimizer.param_groups for p in group["params"]]
+                sums = [t.detach().sum(dtype=torch.float32) for t in tensors]
+                if not sums or bool(torch.isfinite(torch.stack([s.to(sums[0].device) for s in sums])).all()):
+                    return
+                where = "the parameters"
+            else:
                 return
-            where = "the loss" if loss is not None and not bool(torch.isfinite(loss).all()) else "the parameters"
         kind = "NaN" if where == "the loss" and bool(torch.isnan(loss).any()) else "NaN or Inf"
         message = (
             f"{kind} in {where} at optimizer step {self.steps} (checked every {self.check_every} steps); "
