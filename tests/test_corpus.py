@@ -15,7 +15,6 @@ EXPECTED = {
     "broken.ipynb": "failed",
     "broken1.ipynb": "failed",
     "broken2.ipynb": "failed",
-    "keyboard_interrupt.ipynb": "failed",
     "line_magic_error.ipynb": "failed",
     "notimplemented_translator.ipynb": "refused",
     "sysexit1.ipynb": "failed",

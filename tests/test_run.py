@@ -68,7 +68,8 @@ def test_hang_raises_a_stall_alert_dumps_stacks_and_fails(cli):
 
 
 def test_slowdown_raises_a_throughput_alert_and_the_job_continues(cli):
-    result = cli("run", str(NOTEBOOKS / "slowdown.ipynb"), "--monitor", "window_s=0.5")
+    # enough fast steps for warm-up and baseline windows even on a loaded machine
+    result = cli("run", str(NOTEBOOKS / "slowdown.ipynb"), "-p", "fast_steps", "20000", "--monitor", "window_s=0.5")
     assert result.returncode == 0, result.stderr
     run = cli.only_run()
     alerts = [e for e in events(run) if e["type"] == "alert"]
