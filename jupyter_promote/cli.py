@@ -131,7 +131,8 @@ def cmd_convert(args: argparse.Namespace, app: Any) -> int:
     if not result.has_parameters_cell:
         _say(f"note: {args.notebook} has no cell tagged 'parameters'; papermill will inject parameters at the top")
     write_notebook(result.notebook, str(out))
-    _say(f"wrote {out} ({result.code_cells} code cells, 3 of them injected)" if result.has_parameters_cell else f"wrote {out} ({result.code_cells} code cells, 2 of them injected)")
+    injected = 3 if result.has_parameters_cell else 2  # setup, (seed,) finish
+    _say(f"wrote {out} ({result.code_cells} code cells, {injected} of them injected)")
     return EXIT_OK
 
 

@@ -117,13 +117,7 @@ def build_lock(doc: dict[str, Any], *, kernel: str | None, created_at: float, ho
         "excluded": excluded,
         "torch": {k: torch.get(k) for k in ("version", "cuda", "cudnn", "hip")} if torch and "version" in torch else None,
         "env": doc.get("env", {}),
-        "hardware": {
-            "cpu": doc.get("cpu"),
-            "gpu": doc.get("gpu"),
-            "torch_runtime": {k: torch.get(k) for k in ("cuda_available", "devices", "num_threads", "import_error") if k in torch}
-            if torch
-            else None,
-        },
+        "hardware": {"cpu": doc.get("cpu"), "gpu": doc.get("gpu")},
         "origin": {
             "kernel": kernel,
             "executable": doc["python"]["executable"],
