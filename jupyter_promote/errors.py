@@ -7,6 +7,7 @@ EXIT_OK = 0
 EXIT_JOB_FAILED = 1
 EXIT_USAGE = 2
 EXIT_PARITY_FAILED = 3
+EXIT_IMAGE_FAILED = 4
 EXIT_CANCELLED = 130
 
 
@@ -58,6 +59,13 @@ class KernelError(PromoteError):
 
 class FreezeError(PromoteError):
     """An environment that cannot be frozen reproducibly."""
+
+
+class ImageError(PromoteError):
+    """An image that could not be built, tagged, pushed, or that does not reproduce its lock."""
+
+    exit_code = EXIT_IMAGE_FAILED
+    http_status = 422
 
 
 class TargetError(PromoteError):

@@ -1,0 +1,94 @@
+"""Prove that a built image is the notebook's environment: introspect inside it and diff against the lock."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ..freeze.lock import RUNTIME_PACKAGES, build_lock, canonical_name
+from .engine import client
+from .recipe import ENV_PREFIX
+
+INTROSPECT_IN_IMAGE = "/opt/promote/runner-src/jupyter_promote/freeze/introspect.py"
+
+
+@dataclass
+class Verification:
+    ok: bool
+    python: str
+    differences: list[dict[str, Any]] = field(default_factory=list)  # {name, lock, image, problem}
+    warnings: list[str] = field(default_factory=list)
+    packages: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def table(self) -> str:
+        """The differences as an aligned text table."""
+        rows = [("package", "lock", "image", "problem")] + [
+            (d["name"], d["lock"] or "-", d["image"] or "-", d["problem"]) for d in self.differences
+        ]
+        widths = [max(len(r[i]) for r in rows) for i in range(4)]
+        return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
+
+
+def run_once(image: str, command: list[str], *, role: str) -> bytes:
+    """Run ``command`` in a throw-away container of ``image`` with no network; its stdout. The container is
+    removed whatever happens.
+    """
+    container = client().containers.run(
+        image, command, entrypoint=[], network_disabled=True, detach=True, labels={"io.jupyter-promote.role": role}
+    )
+    try:
+        status = container.wait(timeout=300)
+        out = bytes(container.logs(stdout=True, stderr=False))
+        if status.get("StatusCode") != 0:
+            err = bytes(container.logs(stdout=False, stderr=True)).decode(errors="replace").strip().splitlines()
+            raise RuntimeError(f"{' '.join(command[:2])} exited {status.get('StatusCode')}: {(err or ['no output'])[-1]}")
+        return out
+    finally:
+        container.remove(force=True)
+
+
+def diff_packages(lock: dict[str, Any], image_lock: dict[str, Any]) -> list[dict[str, Any]]:
+    """Missing, extra and other-version packages between the lock and what the image holds."""
+    want = {canonical_name(p["name"]): p["version"] for p in lock["packages"]}
+    have = {canonical_name(p["name"]): p["version"] for p in image_lock["packages"]}
+    out = []
+    for name in sorted(want.keys() | have.keys()):
+        if name in RUNTIME_PACKAGES:
+            continue
+        if name not in have:
+            out.append({"name": name, "lock": want[name], "image": None, "problem": "missing"})
+        elif name not in want:
+            out.append({"name": name, "lock": None, "image": have[name], "problem": "extra"})
+        elif want[name] != have[name]:
+            out.append({"name": name, "lock": want[name], "image": have[name], "problem": "other version"})
+    return out
+
+
+def python_warnings(lock_python: str, image_python: str) -> list[str]:
+    if lock_python == image_python:
+        return []
+    return [f"Python {image_python} in the image, {lock_python} in the kernel (a patch-level difference)"]
+
+
+def verify_image(image: str, lock: dict[str, Any]) -> Verification:
+    """Run the lock's introspection in ``image``'s frozen interpreter, with no network, and compare."""
+    allowlist = ",".join(sorted(lock.get("env", {})))
+    output = run_once(image, [f"{ENV_PREFIX}/bin/python", "-I", INTROSPECT_IN_IMAGE, allowlist], role="verify")
+    doc = json.loads(output)
+    image_lock = build_lock(doc, kernel=None, created_at=0.0, host="image")
+    differences = diff_packages(lock, image_lock)
+    image_python = image_lock["python"]["version"]
+    if image_python.split(".")[:2] != lock["python"]["version"].split(".")[:2]:
+        differences.insert(0, {"name": "python", "lock": lock["python"]["version"], "image": image_python, "problem": "other version"})
+    return Verification(
+        ok=not differences,
+        python=image_python,
+        differences=differences,
+        warnings=python_warnings(lock["python"]["version"], image_python),
+        packages=len(image_lock["packages"]),
+    )
+
