@@ -1,7 +1,7 @@
 """``jupyter promote``: freeze, convert, run, status, logs.
 
 Exit codes: 0 succeeded; 1 the job failed; 2 a usage or input error; 3 parity failed (reserved);
-130 cancelled (Ctrl-C).
+4 the environment image could not be built, or does not reproduce the lock; 130 cancelled (Ctrl-C).
 """
 
 from __future__ import annotations
@@ -60,6 +60,15 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--time", help="time limit, e.g. 30m, 2h, 1:00:00")
     run.add_argument("--json", action="store_true", help="print the final job.json on stdout and nothing else")
     _monitor_options(run)
+    _image_options(run)
+
+    build = sub.add_parser("build", help="build (or find) the verified container image of a kernel's environment")
+    which = build.add_mutually_exclusive_group()
+    which.add_argument("--kernel", help="kernelspec name (default: python3)")
+    which.add_argument("--python", help="path of an interpreter whose environment to build")
+    _image_options(build)
+    build.add_argument("--dry-run", action="store_true", help="show the tag, the Dockerfile and the build context; build nothing")
+    build.add_argument("--json", action="store_true", help="print the image record on stdout")
 
     status = sub.add_parser("status", help="the state of a job (or of recent jobs)")
     status.add_argument("job", nargs="?", help="run directory or job id")
@@ -69,6 +78,29 @@ def build_parser() -> argparse.ArgumentParser:
     logs.add_argument("job", help="run directory or job id")
     logs.add_argument("--follow", "-F", action="store_true", help="keep printing until the job ends")
     return parser
+
+
+def _image_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("image (container targets)")
+    group.add_argument("--base-image", help="base image (default: python:X.Y.Z-slim of the kernel's Python)")
+    group.add_argument("--ca-bundle", help="CA bundle for pip in the build (default: $PIP_CERT, $REQUESTS_CA_BUNDLE or $SSL_CERT_FILE)")
+    group.add_argument("--wheelhouse", action="store_true", default=None, help="hermetic build: wheels fetched on the host, --no-index")
+    group.add_argument("--push", action="store_true", help="push the image to the registry")
+    group.add_argument("--registry", help="HOST:PORT/REPO to find images in and push to")
+    group.add_argument("--rebuild", action="store_true", help="build even when an image of this environment exists")
+
+
+def _image_request(args: argparse.Namespace) -> Any:
+    from .pipeline import ImageRequest
+
+    return ImageRequest(
+        base_image=args.base_image,
+        ca_bundle=args.ca_bundle,
+        wheelhouse=args.wheelhouse,
+        push=args.push,
+        registry=args.registry,
+        rebuild=args.rebuild,
+    )
 
 
 def _monitor_options(parser: argparse.ArgumentParser) -> None:
@@ -156,16 +188,30 @@ def cmd_run(args: argparse.Namespace, app: Any) -> int:
         monitor=monitor_settings(args),
         deterministic=args.deterministic,
         out=args.out,
+        image=_image_request(args) if target.needs_image else None,
     )
     for warning in target.check_resources(request.resources):
         _say(f"warning: {warning}")
-    pipeline = Pipeline(settings.runs_dir, tuple(settings.env_allowlist), settings.poll_interval)
     progress = TerminalProgress()
+    builder = None
+    if target.needs_image:
+        from .image import ImageBuilder
+
+        builder = ImageBuilder(config=app.config)
+    pipeline = Pipeline(
+        settings.runs_dir,
+        tuple(settings.env_allowlist),
+        settings.poll_interval,
+        image_builder=builder,
+        on_line=lambda line: progress.note(f"  {line}"),
+    )
     prepared = pipeline.prepare(request)
     progress.note(f"promoting {args.notebook} to {target.display_name}")
     for note in pipeline.notes:
         progress.note(f"  note: {note}")
     progress.note(f"  environment: {prepared.env.summary()}")
+    if prepared.record.image:
+        progress.note(f"  image: {prepared.record.image['ref']}" + (" (built)" if prepared.record.image["built"] else ""))
     if not prepared.has_parameters_cell:
         progress.note(f"  note: {args.notebook} has no cell tagged 'parameters'; parameters go at the top (papermill's rule)")
     _warn_unknown_parameters(args.notebook, request.parameters, progress)
@@ -184,6 +230,41 @@ def cmd_run(args: argparse.Namespace, app: Any) -> int:
     if args.json:
         print(json.dumps(record.to_json(), indent=2, sort_keys=True))
     return _EXIT_BY_STATE[view.state]
+
+
+def cmd_build(args: argparse.Namespace, app: Any) -> int:
+    import tempfile
+
+    from .freeze import freeze, kernel_interpreter, python_interpreter
+    from .image import ImageBuilder
+
+    interpreter = python_interpreter(args.python) if args.python else kernel_interpreter(args.kernel or "python3")
+    builder = ImageBuilder(config=app.config)
+    with tempfile.TemporaryDirectory(prefix="promote-build-") as tmp:
+        env = freeze(interpreter, os.path.join(tmp, "env"), env_allowlist=tuple(app.settings.env_allowlist))
+        _say(f"froze {interpreter.display}: {env.summary()}")
+        if args.dry_run:
+            plan = builder.plan(env, base_image=args.base_image, registry=args.registry)
+            print(f"tag: {plan.tag}\nbase image: {plan.base_image}\nbuild context ({plan.context}):")
+            for name in plan.files:
+                print(f"  {name}")
+            print("Dockerfile:\n" + plan.dockerfile, end="")
+            return EXIT_OK
+        ref = builder.ensure(
+            env,
+            interpreter,
+            base_image=args.base_image,
+            ca_bundle=args.ca_bundle,
+            wheelhouse=args.wheelhouse,
+            push=args.push,
+            registry=args.registry,
+            rebuild=args.rebuild,
+            on_line=_say,
+        )
+    _say(f"image {ref.ref}" + (f" ({ref.digest})" if ref.digest else ""))
+    if args.json:
+        print(json.dumps(ref.to_json(), indent=2, sort_keys=True))
+    return EXIT_OK
 
 
 def _duration(record: Any) -> str:
@@ -326,7 +407,7 @@ def cmd_logs(args: argparse.Namespace, app: Any) -> int:
         time.sleep(0.5)
 
 
-COMMANDS = {"freeze": cmd_freeze, "convert": cmd_convert, "run": cmd_run, "status": cmd_status, "logs": cmd_logs}
+COMMANDS = {"build": cmd_build, "freeze": cmd_freeze, "convert": cmd_convert, "run": cmd_run, "status": cmd_status, "logs": cmd_logs}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -156,6 +156,8 @@ class JobRecord:
     reason: str | None = None
     message: str | None = None
     lock_hash: str | None = None
+    image: dict[str, Any] | None = None  # the verified environment image (ImageRef) for container targets
+    env: dict[str, str] = field(default_factory=dict)  # allow-listed environment variables, as frozen
     created_at: float = 0.0
     started_at: float | None = None
     finished_at: float | None = None

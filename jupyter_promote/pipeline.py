@@ -39,6 +39,19 @@ class PromoteRequest:
     monitor: MonitorSettings = field(default_factory=MonitorSettings)
     deterministic: bool = False
     out: str | None = None
+    image: ImageRequest | None = None  # set for targets whose jobs run in the environment's image
+
+
+@dataclass
+class ImageRequest:
+    """How to get the environment image (``jupyter promote build`` options)."""
+
+    base_image: str | None = None
+    ca_bundle: str | None = None
+    wheelhouse: bool | None = None
+    push: bool = False
+    registry: str | None = None
+    rebuild: bool = False
 
 
 @dataclass
@@ -77,11 +90,15 @@ class Pipeline:
         runs_dir: str,
         env_allowlist: tuple[str, ...] = DEFAULT_ENV_ALLOWLIST,
         poll_interval: float = 0.1,
+        image_builder: Any = None,
+        on_line: Callable[[str], None] = lambda line: None,
     ) -> None:
         self.runs_dir = runs_dir
         self.env_allowlist = env_allowlist
         self.poll_interval = poll_interval
         self.notes: list[str] = []
+        self.image_builder = image_builder  # an ImageBuilder, for requests that need an image
+        self.on_line = on_line  # build progress, one line at a time
 
     def prepare(self, request: PromoteRequest) -> Prepared:
         """Validate, then create the run directory, freeze the kernel and write the job notebook.
@@ -126,6 +143,9 @@ class Pipeline:
             log.emit("status", state="pending", source="pipeline", message="freezing the kernel's environment")
             env = freeze(interpreter, run.env_dir, env_allowlist=self.env_allowlist)
             record.lock_hash = env.content_hash
+            record.env = dict(env.lock.get("env") or {})
+            if request.image is not None:
+                record.image = self._image(request.image, env, interpreter, log)
             write_notebook(conversion.notebook, str(run.job_notebook))
             run.write(record)
         except BaseException:
@@ -136,6 +156,25 @@ class Pipeline:
                     shutil.rmtree(item) if item.is_dir() else item.unlink()
             raise
         return Prepared(record, run, env, conversion.has_parameters_cell, log)
+
+    def _image(self, options: ImageRequest, env: FrozenEnv, interpreter: Any, log: EventLog) -> dict[str, Any]:
+        from .image import ImageBuilder
+
+        builder = self.image_builder or ImageBuilder()
+        log.emit("status", state="pending", source="pipeline", message="building or finding the environment image")
+        ref = builder.ensure(
+            env,
+            interpreter,
+            base_image=options.base_image,
+            ca_bundle=options.ca_bundle,
+            wheelhouse=options.wheelhouse,
+            push=options.push,
+            registry=options.registry,
+            rebuild=options.rebuild,
+            on_line=self.on_line,
+        )
+        log.emit("image", source="pipeline", ref=ref.ref, built=ref.built, digest=ref.digest, verified=ref.verification.get("ok"))
+        return ref.to_json()
 
     async def submit(self, prepared: Prepared, target: Target) -> None:
         record, run = prepared.record, prepared.run
@@ -168,6 +207,7 @@ class Pipeline:
         while True:
             drain()
             if view.state.final:
+                await self._collect(prepared, target, view, drain)
                 return view
             status = (await target.poll({record.id: record.handle}))[record.id]
             if status.state is not None and status.state.final:
@@ -188,6 +228,17 @@ class Pipeline:
                         source="pipeline",
                     )
             await asyncio.sleep(self.poll_interval)
+
+    async def _collect(self, prepared: Prepared, target: Target, view: JobView, drain: Callable[[], None]) -> None:
+        """One last poll once the job reported its end: the target collects what is left (a container)
+        and may know better how it ended (an OOM kill by the container's cgroup).
+        """
+        status = (await target.poll({prepared.record.id: prepared.record.handle}))[prepared.record.id]
+        if status.overrides and status.state is not None and (status.state, status.reason) != (view.state, view.reason):
+            prepared.log.emit(
+                "status", state=status.state.value, reason=status.reason, message=status.message, source="target"
+            )
+            drain()
 
     async def cancel(self, prepared: Prepared, target: Target) -> None:
         await target.cancel(prepared.record.handle)

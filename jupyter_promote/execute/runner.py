@@ -118,6 +118,12 @@ def _kernel_environment(run: RunDir, record: JobRecord) -> None:
     os.environ["PYTHONPATH"] = str(run.runtime_dir) + (os.pathsep + path if path else "")
 
 
+def _working_dir(run: RunDir, record: JobRecord) -> str:
+    """The notebook's folder, as in the notebook; the run directory where that folder is not mounted."""
+    folder = os.path.dirname(record.notebook)
+    return folder if folder and os.path.isdir(folder) else str(run.path)
+
+
 def outcome(error: BaseException | None, supervisor: Supervisor, tracker: Any) -> tuple[str, str | None, str | None]:
     """(state, reason, message) of a finished execution."""
     from nbclient.exceptions import CellTimeoutError, DeadKernelError
@@ -190,8 +196,8 @@ def run(run_dir: str) -> int:
             str(run.output_notebook),
             parameters=record.parameters,
             engine_name="promote",
-            kernel_name=record.kernel,
-            cwd=os.path.dirname(record.notebook) or None,
+            kernel_name=os.environ.get("JUPYTER_PROMOTE_KERNEL") or record.kernel,  # set by environment images
+            cwd=_working_dir(run, record),
             log_output=True,
             progress_bar=False,
             request_save_on_cell_execute=True,

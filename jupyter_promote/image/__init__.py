@@ -168,13 +168,16 @@ class ImageBuilder(LoggingConfigurable):
         wheelhouse: bool | None = None,
         push: bool = False,
         registry: str | None = None,
+        rebuild: bool = False,
         on_line: Callable[[str], None] = lambda line: None,
     ) -> ImageRef:
-        """The verified image of ``env``: reused when it exists, else built, verified and tagged."""
+        """The verified image of ``env``: reused when it exists (unless ``rebuild``), else built, verified
+        and tagged; pushed to the registry when ``push``.
+        """
         if push and not (registry or self.registry):
             raise UsageError("--push: no registry configured (--registry HOST:PORT/REPO)", subject="push")
         plan = self.plan(env, base_image=base_image, registry=registry)
-        found = self.find(plan.tag)
+        found = None if rebuild else self.find(plan.tag)
         if found is not None:
             on_line(f"image {plan.tag} (reused: the environment is unchanged)")
             ref = ImageRef(plan.tag, found.id, env.content_hash, False, plan.base_image, self._digest(found),

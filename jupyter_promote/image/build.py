@@ -57,9 +57,8 @@ def docker_build(
                 vertex, number, total, what = m.groups()
                 steps[vertex] = f"step {number}/{total}: {what}"
                 on_line(f"build {steps[vertex][:110]}")
-            elif m := _DONE.match(line):
-                if m.group(2) == "CACHED" and m.group(1) in steps:
-                    on_line(f"build {steps[m.group(1)][:100]} (cached)")
+            elif _DONE.match(line):
+                pass
             elif m := _ERROR.match(line):
                 failed = failed or (m.group(1), m.group(2))
             elif line.startswith("#") and " " in line:

@@ -7,12 +7,13 @@ from importlib.metadata import entry_points
 
 from ..errors import TargetError
 from .base import Target, TargetStatus
+from .docker import DockerTarget
 from .local import LocalTarget
 
 __all__ = ["BUILTIN_TARGETS", "Target", "TargetStatus", "load_target_classes", "target_class"]
 
 ENTRY_POINT_GROUP = "jupyter_promote.targets"
-BUILTIN_TARGETS: dict[str, type[Target]] = {"local": LocalTarget}
+BUILTIN_TARGETS: dict[str, type[Target]] = {"local": LocalTarget, "docker": DockerTarget}
 log = logging.getLogger("jupyter_promote")
 
 

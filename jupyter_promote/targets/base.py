@@ -19,6 +19,8 @@ class TargetStatus:
     reason: str | None = None
     message: str | None = None
     exit_code: int | None = None
+    #: the target knows better than the runner's own last word (an OOM kill by the container's cgroup)
+    overrides: bool = False
 
 
 class Target(LoggingConfigurable):
@@ -30,6 +32,8 @@ class Target(LoggingConfigurable):
 
     name: ClassVar[str]
     display_name: ClassVar[str]
+    #: whether jobs run in the environment's container image (built and verified before submit)
+    needs_image: ClassVar[bool] = False
     #: which of the shared resource options this target honours, with what it does about each
     resource_support: ClassVar[dict[str, str]] = {}
 
