@@ -233,7 +233,12 @@ class Pipeline:
         """One last poll once the job reported its end: the target collects what is left (a container)
         and may know better how it ended (an OOM kill by the container's cgroup).
         """
-        status = (await target.poll({prepared.record.id: prepared.record.handle}))[prepared.record.id]
+        record = prepared.record
+        deadline = time.monotonic() + FINAL_EVENT_GRACE_S * 6
+        status = (await target.poll({record.id: record.handle}))[record.id]
+        while status.state is JobState.RUNNING and time.monotonic() < deadline:  # the runner is exiting
+            await asyncio.sleep(self.poll_interval)
+            status = (await target.poll({record.id: record.handle}))[record.id]
         if status.overrides and status.state is not None and (status.state, status.reason) != (view.state, view.reason):
             prepared.log.emit(
                 "status", state=status.state.value, reason=status.reason, message=status.message, source="target"

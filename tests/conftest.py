@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -65,3 +66,97 @@ def job(run: Path) -> dict:
 @pytest.fixture
 def cli(tmp_path: Path) -> CLI:
     return CLI(tmp_path)
+
+
+# ---- Docker: the engine, the offline base image, a small kernel environment, a registry ------------
+BASE_IMAGE = os.environ.get("PROMOTE_TEST_BASE_IMAGE", "jupyter-promote/base:bookworm")
+SMALL_KERNEL = "promote-small"
+
+
+def docker_ready() -> None:
+    """The Docker tests need the engine and base image that scripts/test.sh starts and builds; never skipped."""
+    probe = subprocess.run(["docker", "image", "inspect", BASE_IMAGE], capture_output=True, text=True)
+    if probe.returncode != 0:
+        pytest.fail(f"Docker engine or base image {BASE_IMAGE} missing: run scripts/docker-up.sh and scripts/base-image.sh")
+
+
+@pytest.fixture(scope="session")
+def small_kernel(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """A kernelspec ``promote-small`` over a venv of tests/envs/small-kernel.txt (~30 packages), and the
+    environment variables that make it visible (JUPYTER_PATH) with Docker-friendly image settings.
+    """
+    docker_ready()
+    venv = ROOT / ".envs" / "small-kernel"
+    if not (venv / "bin" / "python").exists() or not (venv / ".complete").exists():
+        subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True)
+        subprocess.run(
+            [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "-r", str(ROOT / "tests" / "envs" / "small-kernel.txt")],
+            check=True,
+        )
+        (venv / ".complete").write_text("ok\n")
+    path = tmp_path_factory.mktemp("jupyter-path")
+    spec = path / "kernels" / SMALL_KERNEL
+    spec.mkdir(parents=True)
+    (spec / "kernel.json").write_text(
+        json.dumps({"argv": [str(venv / "bin" / "python"), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+                    "display_name": "small", "language": "python"})  # fmt: skip
+    )
+    return {"JUPYTER_PATH": str(path), "PROMOTE_SMALL_PYTHON": str(venv / "bin" / "python")}
+
+
+def on_kernel(notebook: Path, kernel: str, directory: Path, extra_cells: list[str] = ()) -> Path:
+    """A copy of ``notebook`` in ``directory`` that names ``kernel`` (plus extra code cells)."""
+    nb = json.loads(notebook.read_text())
+    nb["metadata"]["kernelspec"] = {"name": kernel, "display_name": kernel, "language": "python"}
+    for i, source in enumerate(extra_cells):
+        nb["cells"].append({"cell_type": "code", "id": f"extra-{i}", "metadata": {}, "outputs": [], "execution_count": None, "source": source})
+    directory.mkdir(parents=True, exist_ok=True)
+    out = directory / notebook.name
+    out.write_text(json.dumps(nb))
+    return out
+
+
+@pytest.fixture
+def docker_cli(cli: CLI, small_kernel: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> CLI:
+    """The CLI with the small kernel visible and the offline base image as the default base."""
+    cli.env.update(small_kernel)
+    cli.base = ["--ImageBuilder.base_image=" + BASE_IMAGE]
+    return cli
+
+
+def containers_of_tests() -> list[str]:
+    """Containers jupyter-promote made (jobs, verification, probes) that are still there."""
+    out = subprocess.run(
+        ["docker", "ps", "-a", "-q", "--filter", "label=io.jupyter-promote.job"], capture_output=True, text=True, check=True
+    ).stdout.split()
+    out += subprocess.run(
+        ["docker", "ps", "-a", "-q", "--filter", "label=io.jupyter-promote.role"], capture_output=True, text=True, check=True
+    ).stdout.split()
+    return out
+
+
+@pytest.fixture(scope="session")
+def registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real registry (Debian's docker-registry) on 127.0.0.1, for the session: HOST:PORT."""
+    import socket
+    import time
+    import urllib.request
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    storage = tmp_path_factory.mktemp("registry")
+    proc = subprocess.Popen(["bash", str(ROOT / "scripts" / "registry.sh"), str(port), str(storage)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    for _ in range(100):
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/v2/", timeout=1)
+            break
+        except OSError:
+            time.sleep(0.1)
+    else:
+        proc.kill()
+        pytest.fail("docker-registry did not start")
+    yield f"127.0.0.1:{port}"
+    proc.terminate()
+    proc.wait(timeout=10)

@@ -241,7 +241,8 @@ class ImageBuilder(LoggingConfigurable):
             cli = buildkit_cli(self.docker_cli)
             on_line(f"building {plan.tag} from {plan.base_image} ({'wheelhouse' if wheelhouse else 'network'} mode)")
             labels = {LABEL_LOCK: env.content_hash, LABEL_RECIPE: plan.tag.rsplit("-", 1)[-1], LABEL_PYTHON: image_python}
-            image_id = docker_build(cli, plan.context, secrets=secrets, labels=labels, on_line=on_line, timeout_s=self.build_timeout)
+            image_id = docker_build(cli, plan.context, secrets=secrets, labels=labels, on_line=on_line, offline=wheelhouse,
+                                    timeout_s=self.build_timeout)  # fmt: skip
         finally:
             shutil.rmtree(secrets_dir, ignore_errors=True)
             shutil.rmtree(plan.context / "wheelhouse", ignore_errors=True)
