@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Install everything, then run every test: Python (pytest, real kernels and papermill) and the
-# labextension checks. Exits non-zero when any test fails.
+# labextension checks, against real kernels, a real Docker engine and a real registry. Exits non-zero when any test fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+# a real Docker engine (and docker-registry) and the offline base image for the Docker tests
+bash scripts/docker-up.sh
+bash scripts/base-image.sh
 export PATH="$(pwd)/.venv/bin:$PATH"
 status=0
 # the prebuilt labextension is shipped and enabled

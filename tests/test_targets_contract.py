@@ -7,21 +7,38 @@ import time
 
 import pytest
 
-from conftest import NOTEBOOKS
+from conftest import BASE_IMAGE, NOTEBOOKS, SMALL_KERNEL, on_kernel
 from jupyter_promote.models import JobState, MonitorSettings
-from jupyter_promote.pipeline import Pipeline, PromoteRequest
+from jupyter_promote.pipeline import ImageRequest, Pipeline, PromoteRequest
 from jupyter_promote.targets import load_target_classes
 
 TARGETS = sorted(load_target_classes())
 
 
-def prepare(tmp_path, notebook, name):
-    pipeline = Pipeline(str(tmp_path / "runs"), poll_interval=0.1)
-    return pipeline, pipeline.prepare(PromoteRequest(notebook=str(NOTEBOOKS / notebook), target=name, monitor=MonitorSettings()))
+@pytest.fixture
+def prepare(request, monkeypatch):
+    """Prepare a job for a target; container targets get the small kernel's verified image."""
+
+    def make(tmp_path, notebook, name):
+        path = NOTEBOOKS / notebook
+        image = None
+        builder = None
+        if load_target_classes()[name].needs_image:
+            from jupyter_promote.image import ImageBuilder
+
+            small = request.getfixturevalue("small_kernel")
+            monkeypatch.setenv("JUPYTER_PATH", small["JUPYTER_PATH"])
+            path = on_kernel(path, SMALL_KERNEL, tmp_path / "nb")
+            image, builder = ImageRequest(), ImageBuilder(base_image=BASE_IMAGE)
+        pipeline = Pipeline(str(tmp_path / "runs"), poll_interval=0.1, image_builder=builder)
+        req = PromoteRequest(notebook=str(path), target=name, monitor=MonitorSettings(), image=image)
+        return pipeline, pipeline.prepare(req)
+
+    return make
 
 
 @pytest.mark.parametrize("name", TARGETS)
-def test_target_runs_a_job_to_success(name, tmp_path):
+def test_target_runs_a_job_to_success(name, tmp_path, prepare):
     target = load_target_classes()[name]()
     assert target.available()[0]
     pipeline, prepared = prepare(tmp_path, "success.ipynb", name)
@@ -36,7 +53,7 @@ def test_target_runs_a_job_to_success(name, tmp_path):
 
 
 @pytest.mark.parametrize("name", TARGETS)
-def test_target_polls_many_jobs_in_one_call_and_cancels(name, tmp_path):
+def test_target_polls_many_jobs_in_one_call_and_cancels(name, tmp_path, prepare):
     target = load_target_classes()[name]()
     jobs = [prepare(tmp_path / str(i), "hang.ipynb", name) for i in range(2)]
 

@@ -68,9 +68,9 @@ def docker_build(
                 vertex = line[1:].split(" ", 1)[0]
                 logs[vertex].append(line.split(" ", 2)[-1] if re.match(r"^#\d+ [\d.]+ ", line) else line)
         code = proc.wait(timeout=timeout_s)
-        image_id = Path(iidfile).read_text().strip()
+        image_id = Path(iidfile).read_text().strip() if os.path.exists(iidfile) else ""
     finally:
-        os.unlink(iidfile)
+        Path(iidfile).unlink(missing_ok=True)
     if code == 0 and image_id:
         return image_id
     if failed:

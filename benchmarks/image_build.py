@@ -1,0 +1,155 @@
+"""Image builds: jupyter-promote's recipe against a naive Dockerfile, same environment, same engine, one run.
+
+Environment: the small kernel of tests/envs/small-kernel.txt (ipykernel + numpy, 30+ distributions),
+in a venv at .envs/small-kernel (made if missing). Base image: the offline one scripts/base-image.sh makes.
+
+1. Cold build (no build cache, interleaved rounds): ours / naive. Target <= 1.1.
+   The naive baseline is what people write first:
+   ``COPY requirements.txt`` / ``RUN pip install -r requirements.txt`` / ``COPY notebook``.
+2. Rebuild after a notebook-only edit: ours (``jupyter promote build``) / our cold build. Target <= 0.05.
+   The naive Dockerfile's own rebuild after the same edit is shown beside it.
+3. Promote with an unchanged environment: seconds from ``jupyter promote run --target docker`` to the
+   job's runner running in its container. Target <= 3 s.
+4. Image sizes, ours and naive.
+
+Usage: python benchmarks/image_build.py [--rounds N]   (needs the Docker engine: scripts/docker-up.sh)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+BASE = os.environ.get("PROMOTE_TEST_BASE_IMAGE", "jupyter-promote/base:bookworm")
+CA = os.environ.get("PIP_CERT") or "/etc/ssl/certs/ca-certificates.crt"
+NAIVE = """FROM {base}
+RUN python3 -m venv /venv
+COPY requirements.txt /requirements.txt
+RUN --mount=type=secret,id=ca PIP_CERT=/run/secrets/ca /venv/bin/pip install --no-cache-dir -r /requirements.txt
+COPY notebook.ipynb /work/notebook.ipynb
+"""
+
+
+def small_env() -> Path:
+    venv = ROOT / ".envs" / "small-kernel"
+    if not (venv / ".complete").exists():
+        subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True)
+        subprocess.run([str(venv / "bin/python"), "-m", "pip", "install", "-q", "-r", str(ROOT / "tests/envs/small-kernel.txt")], check=True)
+        (venv / ".complete").write_text("ok\n")
+    return venv
+
+
+def prune() -> None:
+    subprocess.run(["docker", "builder", "prune", "-af"], capture_output=True, check=True)
+
+
+def docker_cli() -> str:
+    from jupyter_promote.image.engine import buildkit_cli
+
+    return buildkit_cli()
+
+
+def size(ref: str) -> int:
+    out = subprocess.run(["docker", "image", "inspect", ref, "--format", "{{.Size}}"], capture_output=True, text=True, check=True)
+    return int(out.stdout.strip())
+
+
+def promote(*args: str, env: dict[str, str]) -> tuple[float, dict]:
+    start = time.perf_counter()
+    result = subprocess.run([str(BIN / "jupyter"), "promote", *args, f"--ImageBuilder.base_image={BASE}"],
+                            capture_output=True, text=True, env=env, check=False)  # fmt: skip
+    elapsed = time.perf_counter() - start
+    if result.returncode != 0:
+        raise SystemExit(f"jupyter promote {' '.join(args)} failed:\n{result.stderr[-2000:]}")
+    return elapsed, json.loads(result.stdout) if result.stdout.strip().startswith("{") else {}
+
+
+def naive_build(work: Path, tag: str) -> float:
+    start = time.perf_counter()
+    subprocess.run([docker_cli(), "build", "-q", "-t", tag, "--secret", f"id=ca,src={CA}", str(work)],
+                   check=True, capture_output=True, env={**os.environ, "DOCKER_BUILDKIT": "1"})  # fmt: skip
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rounds", type=int, default=2)
+    args = parser.parse_args()
+    venv = small_env()
+    python = str(venv / "bin/python")
+    tmp = Path(tempfile.mkdtemp(prefix="promote-bench-"))
+    env = {**os.environ, "JUPYTER_PROMOTE_RUNS_DIR": str(tmp / "runs"), "XDG_CACHE_HOME": str(tmp / "cache")}
+    # the same environment for both: the lock's pins
+    pins = subprocess.run([python, "-m", "pip", "freeze", "--all"], capture_output=True, text=True, check=True).stdout
+    packages = [line for line in pins.splitlines() if "==" in line and not line.startswith(("pip==", "setuptools=="))]
+    naive = tmp / "naive"
+    naive.mkdir()
+    (naive / "Dockerfile").write_text(NAIVE.format(base=BASE))
+    (naive / "requirements.txt").write_text("\n".join(packages) + "\n")
+    notebook = ROOT / "tests/notebooks/success.ipynb"
+    shutil.copy(notebook, naive / "notebook.ipynb")
+    print(f"environment: {len(packages)} packages (+pip, setuptools); base image {BASE}; {args.rounds} rounds", flush=True)
+
+    ours_cold, naive_cold = [], []
+    ref = ""
+    for i in range(args.rounds):
+        for which in ("ours", "naive") if i % 2 == 0 else ("naive", "ours"):
+            prune()
+            if which == "ours":
+                t, info = promote("build", "--python", python, "--rebuild", "--json", env=env)
+                ours_cold.append(t)
+                ref = info["ref"]
+            else:
+                naive_cold.append(naive_build(naive, "jupyter-promote/bench-naive:latest"))
+            print(f"  round {i + 1} {which:5} cold build {(ours_cold if which == 'ours' else naive_cold)[-1]:6.1f} s", flush=True)
+
+    # notebook-only edit: ours rebuilds nothing (the notebook is never in the image); the naive one reruns COPY
+    nb = json.loads(notebook.read_text())
+    nb["cells"][0]["source"] = "a = 2\nname = 'edited'"
+    (naive / "notebook.ipynb").write_text(json.dumps(nb))
+    ours_edit, _ = promote("build", "--python", python, "--json", env=env)
+    naive_edit = naive_build(naive, "jupyter-promote/bench-naive:latest")
+
+    # unchanged environment: command -> runner running in its container
+    kernels = tmp / "jupyter" / "kernels" / "bench-small"
+    kernels.mkdir(parents=True)
+    (kernels / "kernel.json").write_text(json.dumps({"argv": [python, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+                                                     "display_name": "bench", "language": "python"}))  # fmt: skip
+    nb["metadata"]["kernelspec"] = {"name": "bench-small", "display_name": "bench", "language": "python"}
+    job_nb = tmp / "job.ipynb"
+    job_nb.write_text(json.dumps(nb))
+    starts = []
+    for _ in range(3):
+        out = tmp / f"run-{len(starts)}"
+        start = time.time()
+        subprocess.run([str(BIN / "jupyter"), "promote", "run", str(job_nb), "--target", "docker", "--out", str(out),
+                        f"--ImageBuilder.base_image={BASE}"], env={**env, "JUPYTER_PATH": str(tmp / "jupyter")},
+                       capture_output=True, check=True)  # fmt: skip
+        events = [json.loads(x) for x in (out / "events.jsonl").read_text().splitlines()]
+        running = next(e["ts"] for e in events if e["type"] == "status" and e["state"] == "running")
+        starts.append(running - start)
+
+    oc, nc = statistics.median(ours_cold), statistics.median(naive_cold)
+    print()
+    print(f"cold build          ours {oc:6.1f} s   naive {nc:6.1f} s   ratio ours/naive {oc / nc:.2f}   (target <= 1.1)")
+    print(f"notebook-only edit  ours {ours_edit:6.2f} s   ratio ours/our cold {ours_edit / oc:.3f}   (target <= 0.05);"
+          f" naive rebuild {naive_edit:.2f} s")  # fmt: skip
+    print(f"unchanged env       command -> container running: median {statistics.median(starts):.2f} s "
+          f"(runs {', '.join(f'{s:.2f}' for s in starts)})   (target <= 3 s)")  # fmt: skip
+    print(f"image size          ours {size(ref) / 1e6:.0f} MB   naive {size('jupyter-promote/bench-naive:latest') / 1e6:.0f} MB")
+    subprocess.run(["docker", "rmi", "jupyter-promote/bench-naive:latest"], capture_output=True)
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,19 @@
+# jupyter-promote image for environment sha256:abababababababababababababababababababababababababababababababab (Python 3.11.7)
+# rendered by jupyter_promote.image.recipe; no notebook content is ever part of it
+FROM python:3.11.7-slim
+ENV PYTHONDONTWRITEBYTECODE=1 PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1
+# system packages
+RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends libgomp1 && rm -rf /var/lib/apt/lists/*
+# the frozen environment: a venv that holds the lock's packages and nothing else
+RUN python3 -m venv /opt/promote/tools && python3 -m venv --without-pip /opt/promote/env
+COPY requirements.lock.txt /opt/promote/lock/requirements.lock.txt
+COPY wheels/ /opt/promote/lock/wheels/
+RUN --mount=type=secret,id=ca --mount=type=secret,id=pipconf PIP_CERT=/run/secrets/ca PIP_CONFIG_FILE=/run/secrets/pipconf /opt/promote/tools/bin/pip --python /opt/promote/env/bin/python install --no-deps --no-cache-dir --disable-pip-version-check -r /opt/promote/lock/requirements.lock.txt
+# the runner, apart from the frozen environment
+RUN python3 -m venv /opt/promote/runner
+COPY runner-requirements.txt /opt/promote/runner-requirements.txt
+RUN --mount=type=secret,id=ca --mount=type=secret,id=pipconf PIP_CERT=/run/secrets/ca PIP_CONFIG_FILE=/run/secrets/pipconf /opt/promote/runner/bin/pip install --no-deps --no-cache-dir --disable-pip-version-check -r /opt/promote/runner-requirements.txt
+COPY runner/ /opt/promote/runner-src/
+RUN /opt/promote/runner/bin/python -c "import site; open(site.getsitepackages()[0] + '/jupyter_promote.pth', 'w').write('/opt/promote/runner-src\n')" && mkdir -p /opt/promote/runner/share/jupyter/kernels/promote-frozen && cp /opt/promote/runner-src/kernel.json /opt/promote/runner/share/jupyter/kernels/promote-frozen/kernel.json
+ENV JUPYTER_PROMOTE_KERNEL=promote-frozen HOME=/tmp
+CMD ["/opt/promote/runner/bin/python", "-m", "jupyter_promote.execute.runner", "--help"]
