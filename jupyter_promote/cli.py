@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import os
 import re
@@ -250,17 +251,7 @@ def cmd_build(args: argparse.Namespace, app: Any) -> int:
                 print(f"  {name}")
             print("Dockerfile:\n" + plan.dockerfile, end="")
             return EXIT_OK
-        ref = builder.ensure(
-            env,
-            interpreter,
-            base_image=args.base_image,
-            ca_bundle=args.ca_bundle,
-            wheelhouse=args.wheelhouse,
-            push=args.push,
-            registry=args.registry,
-            rebuild=args.rebuild,
-            on_line=_say,
-        )
+        ref = builder.ensure(env, interpreter, **dataclasses.asdict(_image_request(args)), on_line=_say)
     _say(f"image {ref.ref}" + (f" ({ref.digest})" if ref.digest else ""))
     if args.json:
         print(json.dumps(ref.to_json(), indent=2, sort_keys=True))

@@ -6,6 +6,7 @@ The CLI and (later) the server both call :class:`Pipeline`; each stage is report
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import shutil
 import time
@@ -44,7 +45,9 @@ class PromoteRequest:
 
 @dataclass
 class ImageRequest:
-    """How to get the environment image (``jupyter promote build`` options)."""
+    """How to get the environment image: ``jupyter promote build``'s options, the keywords of
+    :meth:`jupyter_promote.image.ImageBuilder.ensure`.
+    """
 
     base_image: str | None = None
     ca_bundle: str | None = None
@@ -162,17 +165,7 @@ class Pipeline:
 
         builder = self.image_builder or ImageBuilder()
         log.emit("status", state="pending", source="pipeline", message="building or finding the environment image")
-        ref = builder.ensure(
-            env,
-            interpreter,
-            base_image=options.base_image,
-            ca_bundle=options.ca_bundle,
-            wheelhouse=options.wheelhouse,
-            push=options.push,
-            registry=options.registry,
-            rebuild=options.rebuild,
-            on_line=self.on_line,
-        )
+        ref = builder.ensure(env, interpreter, **dataclasses.asdict(options), on_line=self.on_line)
         log.emit("image", source="pipeline", ref=ref.ref, built=ref.built, digest=ref.digest, verified=ref.verification.get("ok"))
         return ref.to_json()
 

@@ -48,8 +48,10 @@ def test_dockerfile_wheelhouse_mode_matches_golden():
 
 def test_layers_go_stable_first_and_the_notebook_is_never_in_them():
     text = recipe.render_dockerfile(LOCK, recipe.BuildOptions(base_image="b"), has_local_wheels=False)
-    order = [text.index(s) for s in ("FROM b", "requirements.lock.txt", "runner-requirements.txt", "COPY runner/")]
+    image = text[text.index("FROM b\n") :]  # the final stage; the runner stage before it builds in parallel
+    order = [image.index(s) for s in ("FROM b", "COPY requirements.lock.txt", "RUN /opt/promote/tools/bin/pip", "COPY --from=runner")]
     assert order == sorted(order)
+    assert "FROM b AS runner" in text and "COPY runner/" in text[: text.index("FROM b\n")]
     assert ".ipynb" not in text
 
 

@@ -3,7 +3,8 @@
 Layers, most stable first: base image; system packages; the frozen packages exactly as the lock says
 (into their own venv, ``/opt/promote/env``, installed by a separate pip so that the venv holds the lock and
 nothing else); then the runner (papermill and the jupyter_promote runner in ``/opt/promote/runner``) and a
-kernelspec pointing papermill at the frozen interpreter. The job notebook is never in the image: the
+kernelspec pointing papermill at the frozen interpreter. The runner is built in a stage of its own, which
+BuildKit builds in parallel with the environment and which is cached across environments. The job notebook is never in the image: the
 target mounts the run directory, so editing a notebook rebuilds nothing.
 
 Index URLs and CA bundles reach the install steps as BuildKit secrets and are never written into a layer;
@@ -26,7 +27,7 @@ ENV_PREFIX = "/opt/promote/env"
 RUNNER_PREFIX = "/opt/promote/runner"
 KERNEL_NAME = "promote-frozen"
 #: Bumped whenever the Dockerfile's shape changes; part of every image tag.
-RECIPE_VERSION = 1
+RECIPE_VERSION = 2
 #: What the runner imports at run time, besides the jupyter_promote package itself.
 RUNNER_REQUIREMENTS = ("papermill", "nbclient", "nbformat", "jupyter_client", "fastjsonschema", "pyyaml", "traitlets")
 _RUNNER_SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", "labextension", "static", "*.so")
@@ -93,11 +94,24 @@ def render_dockerfile(lock: dict[str, Any], options: BuildOptions, *, has_local_
         prefix = (" ".join(env_for_secrets) + " ") if env_for_secrets else ""
     pip_flags = " ".join(x for x in ("--no-deps --no-cache-dir --disable-pip-version-check", index_args) if x)
     python = lock["python"]["version"]
+    env = "ENV PYTHONDONTWRITEBYTECODE=1 PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1"
     lines = [
         f"# jupyter-promote image for environment {lock['content_hash']} (Python {python})",
         "# rendered by jupyter_promote.image.recipe; no notebook content is ever part of it",
+        "# stage 1, built in parallel with the environment: the runner, in a venv of its own",
+        f"FROM {options.base_image} AS runner",
+        env,
+        f"RUN python3 -m venv {RUNNER_PREFIX}",
+        "COPY runner-requirements.txt /opt/promote/runner-requirements.txt",
+        _run(source_mount, f"{prefix}{RUNNER_PREFIX}/bin/pip install {pip_flags} -r /opt/promote/runner-requirements.txt"),
+        "COPY runner/ /opt/promote/runner-src/",
+        f"RUN {RUNNER_PREFIX}/bin/python -c \"import site; "
+        "open(site.getsitepackages()[0] + '/jupyter_promote.pth', 'w').write('/opt/promote/runner-src\\n')\" "
+        f"&& mkdir -p {RUNNER_PREFIX}/share/jupyter/kernels/{KERNEL_NAME} "
+        f"&& cp /opt/promote/runner-src/kernel.json {RUNNER_PREFIX}/share/jupyter/kernels/{KERNEL_NAME}/kernel.json",
+        "# stage 2, the image: base, system packages, the frozen environment, then the runner",
         f"FROM {options.base_image}",
-        "ENV PYTHONDONTWRITEBYTECODE=1 PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1",
+        env,
     ]
     if options.system_packages:
         lines += [
@@ -114,23 +128,21 @@ def render_dockerfile(lock: dict[str, Any], options: BuildOptions, *, has_local_
     if has_local_wheels:
         lines.append("COPY wheels/ /opt/promote/lock/wheels/")
     lines += [
-        f"RUN {source_mount} {prefix}/opt/promote/tools/bin/pip --python {ENV_PREFIX}/bin/python install {pip_flags} "
-        "-r /opt/promote/lock/requirements.lock.txt",
+        _run(source_mount, f"{prefix}/opt/promote/tools/bin/pip --python {ENV_PREFIX}/bin/python install {pip_flags} "
+             "-r /opt/promote/lock/requirements.lock.txt"),  # fmt: skip
         "# the runner, apart from the frozen environment",
-        f"RUN python3 -m venv {RUNNER_PREFIX}",
-        "COPY runner-requirements.txt /opt/promote/runner-requirements.txt",
-        f"RUN {source_mount} {prefix}{RUNNER_PREFIX}/bin/pip install {pip_flags} -r /opt/promote/runner-requirements.txt",
-        "COPY runner/ /opt/promote/runner-src/",
-        f"RUN {RUNNER_PREFIX}/bin/python -c \"import site; "
-        "open(site.getsitepackages()[0] + '/jupyter_promote.pth', 'w').write('/opt/promote/runner-src\\n')\" "
-        f"&& mkdir -p {RUNNER_PREFIX}/share/jupyter/kernels/{KERNEL_NAME} "
-        f"&& cp /opt/promote/runner-src/kernel.json {RUNNER_PREFIX}/share/jupyter/kernels/{KERNEL_NAME}/kernel.json",
+        f"COPY --from=runner {RUNNER_PREFIX} {RUNNER_PREFIX}",
+        "COPY --from=runner /opt/promote/runner-src /opt/promote/runner-src",
         f"ENV JUPYTER_PROMOTE_KERNEL={KERNEL_NAME} HOME=/tmp",
     ]
     for key in sorted(options.labels):
         lines.append(f"LABEL {key}={_quote(options.labels[key])}")
     lines.append(f'CMD ["{RUNNER_PREFIX}/bin/python", "-m", "jupyter_promote.execute.runner", "--help"]')
     return "\n".join(lines) + "\n"
+
+
+def _run(mounts: str, command: str) -> str:
+    return "RUN " + (f"{mounts} " if mounts else "") + command
 
 
 def _quote(value: str) -> str:
