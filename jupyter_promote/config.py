@@ -40,7 +40,9 @@ class PromoteConfigApp(JupyterApp):
 
     @default("classes")
     def _default_classes(self) -> list[type[Configurable]]:
-        return [PromoteSettings, *load_target_classes().values()]
+        from .image import ImageBuilder
+
+        return [PromoteSettings, ImageBuilder, *load_target_classes().values()]
 
 
 def load_config(overrides: list[str]) -> PromoteConfigApp:

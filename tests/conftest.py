@@ -124,6 +124,10 @@ def docker_cli(cli: CLI, small_kernel: dict[str, str], tmp_path_factory: pytest.
     return cli
 
 
+def volumes() -> set[str]:
+    return set(subprocess.run(["docker", "volume", "ls", "-q"], capture_output=True, text=True, check=True).stdout.split())
+
+
 def containers_of_tests() -> list[str]:
     """Containers jupyter-promote made (jobs, verification, probes) that are still there."""
     out = subprocess.run(

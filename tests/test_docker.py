@@ -5,12 +5,13 @@ docker target (success, failure, OOM, cancel), the registry, and secrets that mu
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import time
 from pathlib import Path
 
-from conftest import BASE_IMAGE, NOTEBOOKS, SMALL_KERNEL, containers_of_tests, events, job, on_kernel
+from conftest import NOTEBOOKS, SMALL_KERNEL, containers_of_tests, events, job, on_kernel, volumes
 
 PROBE = "import numpy, os, sys\nprint('probe', numpy.__version__, os.getuid(), sys.executable)"
 
@@ -18,6 +19,7 @@ PROBE = "import numpy, os, sys\nprint('probe', numpy.__version__, os.getuid(), s
 def test_docker_run_builds_verifies_runs_and_reuses(docker_cli, tmp_path):
     # Given a notebook on the small kernel
     nb = on_kernel(NOTEBOOKS / "success.ipynb", SMALL_KERNEL, tmp_path / "nb", [PROBE])
+    volumes_before = volumes()
     # When it is promoted to the docker target
     result = docker_cli("run", str(nb), "--target", "docker", "-p", "name", "container", *docker_cli.base, timeout=900)
     assert result.returncode == 0, result.stderr
@@ -31,7 +33,9 @@ def test_docker_run_builds_verifies_runs_and_reuses(docker_cli, tmp_path):
     assert any("patch-level" in w for w in image["verification"]["warnings"])  # 3.11.2 image, 3.11.x kernel
     output = (run / "output.ipynb").read_text()
     assert "hello container" in output
-    assert f"/opt/promote/env/bin/python" in output and f" {__import__('os').getuid()} " in output
+    assert "/opt/promote/env/bin/python" in output
+    assert f" {os.getuid()} " in output
+    assert (run / "output.ipynb").stat().st_uid == os.getuid()  # written as the invoking user
     labels = json.loads(subprocess.run(["docker", "image", "inspect", image["ref"], "--format", "{{json .Config.Labels}}"],
                                        capture_output=True, text=True, check=True).stdout)  # fmt: skip
     assert json.loads(labels["io.jupyter-promote.verification"])["ok"] is True
@@ -42,7 +46,7 @@ def test_docker_run_builds_verifies_runs_and_reuses(docker_cli, tmp_path):
     assert "reused" in again.stderr and "build step" not in again.stderr
     second = [job(r) for r in sorted(docker_cli.runs.iterdir()) if r != run][0]
     assert second["image"]["ref"] == image["ref"] and second["image"]["built"] is False
-    assert containers_of_tests() == []
+    assert containers_of_tests() == [] and volumes() == volumes_before
 
 
 def test_docker_failing_cell_and_oom_kill(docker_cli, tmp_path):
