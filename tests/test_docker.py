@@ -137,7 +137,7 @@ def test_secrets_never_reach_the_context_or_a_layer(docker_cli, small_kernel, tm
     canary = "canary-4f1d9a7be0"
     # Given secrets in the host environment, the notebook's folder, the CA bundle and the pip settings
     folder = tmp_path / "project"
-    nb = on_kernel(NOTEBOOKS / "success.ipynb", SMALL_KERNEL, folder)
+    on_kernel(NOTEBOOKS / "success.ipynb", SMALL_KERNEL, folder)  # the project the build must not see
     (folder / ".env").write_text(f"API_TOKEN={canary}\n")
     (folder / "id_rsa").write_text(f"-----BEGIN OPENSSH PRIVATE KEY-----\n{canary}\n")
     bundle = tmp_path / "ca.pem"

@@ -30,7 +30,7 @@ class Verification:
             (d["name"], d["lock"] or "-", d["image"] or "-", d["problem"]) for d in self.differences
         ]
         widths = [max(len(r[i]) for r in rows) for i in range(4)]
-        return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
+        return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows)
 
 
 def run_once(image: str, command: list[str], *, role: str) -> bytes:
