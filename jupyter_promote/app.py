@@ -1,19 +1,77 @@
-"""The jupyter_server extension: settings and the REST routes under ``/jupyter-promote/``."""
+"""The jupyter_server extension: settings, the job store and manager, the event bus, the REST routes."""
 
 from __future__ import annotations
 
+import asyncio
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from jupyter_core.paths import jupyter_data_dir
 from jupyter_server.extension.application import ExtensionApp
+from traitlets import Unicode, default
 
 from .config import PromoteSettings
 from .routes import setup_route_handlers
+
+JOB_EVENT_SCHEMA = "https://events.jupyter.org/jupyter_promote/job_event/v1"
+_SCHEMA_FILE = Path(__file__).parent / "events" / "schemas" / "job_event.yaml"
 
 
 class PromoteExtension(ExtensionApp):
     name = "jupyter_promote"
     classes = [PromoteSettings]  # noqa: RUF012
 
+    store_path = Unicode(help="SQLite file of the job store (default: <jupyter data dir>/promote/jobs.sqlite).").tag(
+        config=True
+    )
+
+    @default("store_path")
+    def _default_store_path(self) -> str:
+        return os.path.join(jupyter_data_dir(), "promote", "jobs.sqlite")
+
     def initialize_settings(self) -> None:
-        self.settings.update({"jupyter_promote_settings": PromoteSettings(config=self.config)})
+        from .jobs import JobManager
+        from .store import JobStore
+        from .targets import target_class
+
+        settings = PromoteSettings(config=self.config)
+        self.serverapp.event_logger.register_event_schema(_SCHEMA_FILE)
+        self.store = JobStore(self.store_path)
+        self.jobs = JobManager(
+            self.store,
+            runs_dir=settings.runs_dir,
+            env_allowlist=tuple(settings.env_allowlist),
+            poll_interval=settings.poll_interval,
+            make_target=lambda name: target_class(name)(config=self.config),
+            publish=self._publish,
+            config=self.config,
+        )
+        self.settings.update({"jupyter_promote_settings": settings, "jupyter_promote_jobs": self.jobs})
+        try:  # a server embedded in a running loop (tests, some launchers) never calls the start hook
+            self._reconcile_task = asyncio.get_running_loop().create_task(self._reconcile_once())
+        except RuntimeError:
+            pass
+
+    def _publish(self, job_id: str, event: dict[str, Any]) -> None:
+        data = {"job": job_id, "seq": int(event["seq"]), "type": event["type"], "event": json.dumps(event, sort_keys=True)}
+        if event["type"] == "status":
+            data["state"] = event["state"]
+        self.serverapp.event_logger.emit(schema_id=JOB_EVENT_SCHEMA, data=data)
 
     def initialize_handlers(self) -> None:
         setup_route_handlers(self.serverapp.web_app)
+
+    async def _start_jupyter_server_extension(self, serverapp: Any) -> None:
+        """Called by a real server once its loop runs: resume or settle unfinished jobs."""
+        await self._reconcile_once()
+
+    async def _reconcile_once(self) -> None:
+        if not getattr(self, "_reconciled", False):
+            self._reconciled = True
+            await self.jobs.reconcile()
+
+    async def stop_extension(self) -> None:
+        await self.jobs.close()
+        self.store.close()

@@ -78,6 +78,12 @@ class TargetUnavailable(TargetError):
     http_status = 503
 
 
+class ForbiddenPath(PromoteError):
+    """A path outside the server's root (absolute, ``..``, or a symlink that leads out)."""
+
+    http_status = 403
+
+
 class JobNotFound(PromoteError):
     """A run directory or job id that does not exist."""
 

@@ -41,6 +41,7 @@ class PromoteRequest:
     deterministic: bool = False
     out: str | None = None
     image: ImageRequest | None = None  # set for targets whose jobs run in the environment's image
+    job_id: str | None = None  # given when the caller must know the id before the job is prepared
 
 
 @dataclass
@@ -122,7 +123,7 @@ class Pipeline:
             self.notes.append(f"kernel {kernel!r} is not installed here; using {FALLBACK_KERNEL!r} instead")
             kernel = FALLBACK_KERNEL
         conversion = convert(nb, request.monitor, deterministic=request.deterministic)
-        job_id = new_job_id()
+        job_id = request.job_id or new_job_id()
         path = Path(request.out) if request.out else default_run_dir(self.runs_dir, notebook, job_id)
         if path.exists() and (not path.is_dir() or any(path.iterdir())):
             raise UsageError(f"--out {path}: already exists and is not empty", subject=str(path))

@@ -1,8 +1,17 @@
-"""REST handlers under ``/jupyter-promote/``: a thin layer that parses, calls and serializes."""
+"""REST handlers under ``/jupyter-promote/``: a thin layer that parses, calls and serializes.
+
+Every handler is authenticated and authorized (resource ``jupyter_promote``); errors users can cause are
+:class:`PromoteError` subclasses, mapped once to their HTTP status here. The API is described in
+``openapi.yaml`` beside this module (a test checks the two agree).
+"""
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import json
+import os
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import tornado
@@ -10,35 +19,187 @@ from jupyter_server.auth.decorator import authorized
 from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import url_path_join
 
+from .errors import PromoteError, UsageError
+from .jobs import JobManager, confine, request_from_payload
 from .targets import load_target_classes
 
 AUTH_RESOURCE = "jupyter_promote"
+MAX_PAGE = 200
+
+
+def maps_errors(method: Callable[..., Awaitable[None]]) -> Callable[..., Awaitable[None]]:
+    """PromoteError -> its HTTP status with ``{"message", "subject"}``; never a 500 for a user's mistake."""
+
+    @functools.wraps(method)
+    async def wrapper(self: PromoteHandler, *args: Any, **kwargs: Any) -> None:
+        try:
+            await method(self, *args, **kwargs)
+        except PromoteError as exc:
+            self.set_status(exc.http_status)
+            self.finish(json.dumps({"message": exc.message, "subject": exc.subject}))
+
+    return wrapper
 
 
 class PromoteHandler(APIHandler):
     auth_resource = AUTH_RESOURCE
 
+    @property
+    def manager(self) -> JobManager:
+        return self.settings["jupyter_promote_jobs"]
+
+    def body(self) -> Any:
+        try:
+            return json.loads(self.request.body or b"{}")
+        except ValueError:
+            raise UsageError("body: not valid JSON", subject="body") from None
+
+    def int_argument(self, name: str, default: int, minimum: int = 0, maximum: int | None = None) -> int:
+        raw = self.get_argument(name, None)
+        if raw is None:
+            return default
+        try:
+            value = int(raw)
+        except ValueError:
+            raise UsageError(f"{name}: {raw!r} is not a whole number", subject=name) from None
+        if value < minimum or (maximum is not None and value > maximum):
+            raise UsageError(f"{name}: {value} is out of range", subject=name)
+        return value
+
 
 class TargetsHandler(PromoteHandler):
     @tornado.web.authenticated
     @authorized
-    def get(self) -> None:
+    @maps_errors
+    async def get(self) -> None:
         targets: list[dict[str, Any]] = []
         for name, cls in load_target_classes().items():
             target = cls(config=self.config)
             ok, why = target.available()
             targets.append(
-                {
-                    "name": name,
-                    "display_name": cls.display_name,
-                    "available": ok,
-                    "reason": why,
-                    "options_schema": target.options_schema(),
-                }
+                {"name": name, "display_name": cls.display_name, "available": ok, "reason": why,
+                 "options_schema": target.options_schema()}  # fmt: skip
             )
         self.finish(json.dumps({"targets": targets}))
 
 
+class JobsHandler(PromoteHandler):
+    @tornado.web.authenticated
+    @authorized
+    @maps_errors
+    async def get(self) -> None:
+        limit = self.int_argument("limit", 50, 1, MAX_PAGE)
+        offset = self.int_argument("offset", 0)
+        root = self.settings["server_root_dir"]
+        notebook = self.get_argument("notebook", None)
+        full = os.path.realpath(os.path.join(root, notebook)) if notebook else None
+        records, total = self.manager.store.list_jobs(state=self.get_argument("state", None), notebook=full,
+                                                      limit=limit, offset=offset)  # fmt: skip
+        self.finish(json.dumps({"jobs": [r.to_json() for r in records], "total": total, "limit": limit, "offset": offset}))
+
+    @tornado.web.authenticated
+    @authorized
+    @maps_errors
+    async def post(self) -> None:
+        settings = self.settings["jupyter_promote_settings"]
+        request = request_from_payload(self.body(), self.settings["server_root_dir"], settings.default_target)
+        job_id = await self.manager.submit(request)
+        self.set_status(202)
+        self.finish(json.dumps({"id": job_id}))
+
+
+class JobHandler(PromoteHandler):
+    @tornado.web.authenticated
+    @authorized
+    @maps_errors
+    async def get(self, job_id: str) -> None:
+        record, run_dir = self.manager.get(job_id)
+        self.finish(json.dumps({**record.to_json(), "run_dir": run_dir, "transitions": self.manager.store.transitions(job_id)}))
+
+    @tornado.web.authenticated
+    @authorized
+    @maps_errors
+    async def delete(self, job_id: str) -> None:
+        record = await self.manager.cancel(job_id)
+        self.set_status(202)
+        self.finish(json.dumps({"id": record.id, "state": record.state.value}))
+
+
+class RerunHandler(PromoteHandler):
+    @tornado.web.authenticated
+    @authorized
+    @maps_errors
+    async def post(self, job_id: str) -> None:
+        new_id = await self.manager.rerun(job_id)
+        self.set_status(202)
+        self.finish(json.dumps({"id": new_id}))
+
+
+class FreezeHandler(PromoteHandler):
+    @tornado.web.authenticated
+    @authorized
+    @maps_errors
+    async def post(self) -> None:
+        body = self.body()
+        if not isinstance(body, dict):
+            raise UsageError("body: must be a JSON object", subject="body")
+        notebook = confine(self.settings["server_root_dir"], body.get("notebook"))
+        preview = await asyncio.to_thread(self.manager.preview, notebook)
+        self.finish(json.dumps(preview))
+
+
+class EventsHandler(PromoteHandler):
+    @tornado.web.authenticated
+    @authorized
+    @maps_errors
+    async def get(self, job_id: str) -> None:
+        self.manager.get(job_id)
+        after = self.int_argument("after", 0)
+        self.finish(json.dumps({"events": self.manager.store.events_after(job_id, after)}))
+
+
+class LogsHandler(PromoteHandler):
+    @tornado.web.authenticated
+    @authorized
+    @maps_errors
+    async def get(self, job_id: str) -> None:
+        _, run_dir = self.manager.get(job_id)
+        after = self.int_argument("after", 0)
+        data = b""
+        if run_dir and os.path.exists(os.path.join(run_dir, "job.log")):
+            with open(os.path.join(run_dir, "job.log"), "rb") as f:
+                f.seek(after)
+                data = f.read(1 << 20)
+        self.finish(json.dumps({"text": data.decode("utf-8", "replace"), "offset": after + len(data)}))
+
+
+class OutputHandler(PromoteHandler):
+    @tornado.web.authenticated
+    @authorized
+    @maps_errors
+    async def get(self, job_id: str) -> None:
+        _, run_dir = self.manager.get(job_id)
+        path = os.path.join(run_dir or "", "output.ipynb")
+        if not run_dir or not os.path.isfile(path):
+            raise UsageError(f"job {job_id}: has no output notebook yet", subject=job_id)
+        self.set_header("Content-Type", "application/x-ipynb+json")
+        with open(path, "rb") as f:
+            self.finish(f.read())
+
+
 def setup_route_handlers(web_app: Any) -> None:
-    base_url = web_app.settings["base_url"]
-    web_app.add_handlers(".*$", [(url_path_join(base_url, "jupyter-promote", "targets"), TargetsHandler)])
+    base = url_path_join(web_app.settings["base_url"], "jupyter-promote")
+    job = r"(?P<job_id>[0-9a-f]{6,32})"
+    web_app.add_handlers(
+        ".*$",
+        [
+            (url_path_join(base, "targets"), TargetsHandler),
+            (url_path_join(base, "jobs"), JobsHandler),
+            (url_path_join(base, "jobs", job), JobHandler),
+            (url_path_join(base, "jobs", job, "rerun"), RerunHandler),
+            (url_path_join(base, "jobs", job, "events"), EventsHandler),
+            (url_path_join(base, "freeze"), FreezeHandler),
+            (url_path_join(base, "jobs", job, "logs"), LogsHandler),
+            (url_path_join(base, "jobs", job, "output"), OutputHandler),
+        ],
+    )

@@ -1,28 +1,268 @@
-"""The server extension loads in a real Jupyter server and every handler is authenticated."""
+"""The server extension in a real Jupyter server: authenticated REST API, the job store, live events,
+reconciliation at start. Jobs run for real on the local target.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import shutil
+import subprocess
+import sys
+import time
 
 import pytest
 from tornado.httpclient import HTTPClientError
 
+from conftest import BASE_IMAGE, NOTEBOOKS
+from jupyter_promote.models import JobRecord, JobState
+from jupyter_promote.rundir import RunDir
+from jupyter_promote.store import JobStore
+
 
 @pytest.fixture
-def jp_server_config():
+def store_path(tmp_path):
+    return str(tmp_path / "store" / "jobs.sqlite")
+
+
+@pytest.fixture
+def jp_server_config(store_path, tmp_path, monkeypatch):
     # like the extension template's check_auth: a handler without authentication would warn, and warnings fail tests
-    return {"ServerApp": {"jpserver_extensions": {"jupyter_promote": True}, "allow_unauthenticated_access": False}}
+    monkeypatch.setenv("JUPYTER_PROMOTE_RUNS_DIR", str(tmp_path / "runs"))
+    return {
+        "ServerApp": {"jpserver_extensions": {"jupyter_promote": True}, "allow_unauthenticated_access": False},
+        "PromoteExtension": {"store_path": store_path},
+        "ImageBuilder": {"base_image": BASE_IMAGE, "cache_dir": str(tmp_path / "image-cache")},
+    }
+
+
+@pytest.fixture
+def notebooks(jp_root_dir):
+    for name in ("success.ipynb", "failing.ipynb", "hang.ipynb"):
+        shutil.copy(NOTEBOOKS / name, jp_root_dir / name)
+    (jp_root_dir / "sub").mkdir()
+    shutil.copy(NOTEBOOKS / "success.ipynb", jp_root_dir / "sub" / "inner.ipynb")
+    return jp_root_dir
+
+
+async def api(jp_fetch, *path, method="GET", body=None, **params):
+    kwargs = {"method": method, "params": params}
+    if body is not None:
+        kwargs["body"] = json.dumps(body)
+    response = await jp_fetch("jupyter-promote", *path, **kwargs)
+    return response.code, json.loads(response.body) if response.body else None
+
+
+async def error(jp_fetch, *path, **kwargs):
+    with pytest.raises(HTTPClientError) as info:
+        await api(jp_fetch, *path, **kwargs)
+    return info.value.code, json.loads(info.value.response.body)
+
+
+async def wait_final(jp_fetch, job_id, timeout=120):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        _, record = await api(jp_fetch, "jobs", job_id)
+        if record["state"] in ("succeeded", "failed", "cancelled"):
+            return record
+        await asyncio.sleep(0.2)
+    raise AssertionError(f"job {job_id} did not finish: {record}")
 
 
 async def test_targets_lists_local(jp_fetch):
-    response = await jp_fetch("jupyter-promote", "targets")
-    assert response.code == 200
-    targets = {t["name"]: t for t in json.loads(response.body)["targets"]}
+    code, body = await api(jp_fetch, "targets")
+    assert code == 200
+    targets = {t["name"]: t for t in body["targets"]}
     assert targets["local"]["available"] is True
     assert "cpus" in targets["local"]["options_schema"]["properties"]
 
 
-async def test_targets_refuses_unauthenticated_requests(jp_fetch):
-    with pytest.raises(HTTPClientError) as info:
-        await jp_fetch("jupyter-promote", "targets", headers={"Authorization": ""})
-    assert info.value.code in (401, 403)
+async def test_every_route_refuses_unauthenticated_requests(jp_fetch):
+    for path in (("targets",), ("jobs",), ("jobs", "abcdef123456"), ("jobs", "abcdef123456", "events")):
+        with pytest.raises(HTTPClientError) as info:
+            await jp_fetch("jupyter-promote", *path, headers={"Authorization": ""})
+        assert info.value.code in (401, 403), path
+
+
+async def test_post_runs_a_job_and_the_api_shows_all_of_it(jp_fetch, notebooks):
+    # When a notebook is promoted through the API
+    code, body = await api(jp_fetch, "jobs", method="POST", body={"notebook": "success.ipynb", "parameters": {"name": "api"}})
+    assert code == 202
+    job_id = body["id"]
+    # Then it runs to the end, and every view of it agrees
+    record = await wait_final(jp_fetch, job_id)
+    assert record["state"] == "succeeded" and record["parameters"] == {"name": "api"}
+    assert [t["state"] for t in record["transitions"]] == ["pending", "queued", "running", "succeeded"]
+    _, events = await api(jp_fetch, "jobs", job_id, "events")
+    seqs = [e["seq"] for e in events["events"]]
+    assert seqs == list(range(1, len(seqs) + 1))
+    _, later = await api(jp_fetch, "jobs", job_id, "events", after=str(seqs[-3]))
+    assert [e["seq"] for e in later["events"]] == seqs[-2:]
+    _, logs = await api(jp_fetch, "jobs", job_id, "logs")
+    assert "hello api" in logs["text"] and logs["offset"] == len(logs["text"].encode())
+    response = await jp_fetch("jupyter-promote", "jobs", job_id, "output")
+    assert "hello api" in response.body.decode()
+    _, listing = await api(jp_fetch, "jobs", state="succeeded")
+    assert [j["id"] for j in listing["jobs"]] == [job_id] and listing["total"] == 1
+    _, listing = await api(jp_fetch, "jobs", notebook="success.ipynb")
+    assert listing["total"] == 1
+    code, cancelled = await api(jp_fetch, "jobs", job_id, method="DELETE")  # idempotent on a finished job
+    assert code == 202 and cancelled["state"] == "succeeded"
+
+
+async def test_cancel_through_the_api(jp_fetch, notebooks):
+    _, body = await api(jp_fetch, "jobs", method="POST", body={"notebook": "hang.ipynb"})
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        _, record = await api(jp_fetch, "jobs", body["id"])
+        if record["state"] == "running":
+            break
+        await asyncio.sleep(0.2)
+    await api(jp_fetch, "jobs", body["id"], method="DELETE")
+    await api(jp_fetch, "jobs", body["id"], method="DELETE")
+    record = await wait_final(jp_fetch, body["id"], timeout=60)
+    assert record["state"] == "cancelled"
+
+
+@pytest.mark.parametrize(
+    ("payload", "status", "field"),
+    [
+        ({}, 400, "notebook"),
+        ({"notebook": "missing.ipynb"}, 400, "notebook"),
+        ({"notebook": "../etc/passwd"}, 403, "notebook"),
+        ({"notebook": "/etc/passwd"}, 403, "notebook"),
+        ({"notebook": "outside.ipynb"}, 403, "notebook"),  # a symlink out of the root
+        ({"notebook": "success.ipynb", "target": "nowhere"}, 400, "nowhere"),
+        ({"notebook": "success.ipynb", "resources": {"cpus": "many"}}, 400, "cpus"),
+        ({"notebook": "success.ipynb", "resources": {"disk": "1G"}}, 400, "resources"),
+        ({"notebook": "success.ipynb", "monitor": {"nan_action": "panic"}}, 400, "monitor"),
+        ({"notebook": "success.ipynb", "parameters": [1, 2]}, 400, "parameters"),
+        ({"notebook": "success.ipynb", "surprise": 1}, 400, "surprise"),
+        ([1, 2, 3], 400, "body"),
+    ],
+)
+async def test_bad_payloads_get_their_status_and_name_the_field(jp_fetch, notebooks, tmp_path, payload, status, field):
+    outside = tmp_path / "elsewhere.ipynb"
+    shutil.copy(NOTEBOOKS / "success.ipynb", outside)
+    (notebooks / "outside.ipynb").symlink_to(outside)
+    code, body = await error(jp_fetch, "jobs", method="POST", body=payload)
+    assert code == status, body
+    assert field in body["message"] and "\n" not in body["message"]
+    if field == "nowhere":
+        assert "local" in body["message"]  # the available targets are listed
+    _, listing = await api(jp_fetch, "jobs")
+    assert listing["total"] == 0  # nothing was created
+
+
+async def test_unknown_job_is_404_and_bad_query_is_400(jp_fetch):
+    code, body = await error(jp_fetch, "jobs", "abcdef123456")
+    assert code == 404 and "abcdef123456" in body["message"]
+    code, _ = await error(jp_fetch, "jobs", limit="many")
+    assert code == 400
+
+
+async def test_events_reach_the_event_bus_live(jp_fetch, jp_ws_fetch, notebooks):
+    ws = await jp_ws_fetch("api", "events", "subscribe")
+    _, body = await api(jp_fetch, "jobs", method="POST", body={"notebook": "success.ipynb"})
+    seen = []
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        message = json.loads(await asyncio.wait_for(ws.read_message(), timeout=60))
+        if message.get("schema_id", "").endswith("jupyter_promote/job_event/v1") and message["job"] == body["id"]:
+            seen.append(message)
+            if message.get("state") == "succeeded":
+                break
+    ws.close()
+    assert seen and seen[-1]["state"] == "succeeded"
+    assert [m["seq"] for m in seen] == list(range(1, len(seen) + 1))
+    assert json.loads(seen[0]["event"])["type"] == "status"
+
+
+@pytest.fixture
+def unfinished_jobs(store_path, tmp_path):
+    """Before the server starts: a job whose runner is gone, and one whose runner still runs."""
+    store = JobStore(store_path)
+    gone = JobRecord(id="0123456789ab", notebook=str(NOTEBOOKS / "success.ipynb"), target="local", kernel="python3",
+                     state=JobState.RUNNING, created_at=time.time(), handle={"pid": 2**22 - 7, "start_ticks": 1})  # fmt: skip
+    gone_run = RunDir(tmp_path / "gone")
+    gone_run.path.mkdir()
+    gone_run.write(gone)
+    store.put_job(gone, str(gone_run.path))
+    never = JobRecord(id="ba9876543210", notebook=str(NOTEBOOKS / "success.ipynb"), target="local", kernel="python3",
+                      created_at=time.time())  # fmt: skip
+    store.put_job(never, None)
+    # a real job started outside the server, still running when the server starts
+    out = tmp_path / "live"
+    proc = subprocess.Popen([sys.executable, "-m", "jupyter_promote.cli", "run", str(NOTEBOOKS / "hang.ipynb"), "--out", str(out)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+    deadline = time.time() + 60
+    while time.time() < deadline and not (out / "job.json").exists() or (RunDir(out).exists() and not RunDir(out).read().handle):
+        time.sleep(0.2)
+    live = RunDir(out).read()
+    store.put_job(live, str(out))
+    store.close()
+    proc.kill()  # the CLI follower goes; the job's runner (its own session) keeps running
+    proc.wait()
+    yield {"gone": gone.id, "never": never.id, "live": live.id}
+
+
+async def test_server_start_reconciles_unfinished_jobs(unfinished_jobs, jp_fetch):
+    ids = unfinished_jobs
+    gone = await wait_final(jp_fetch, ids["gone"], timeout=30)
+    assert gone["state"] == "failed" and gone["reason"] == "lost"
+    never = await wait_final(jp_fetch, ids["never"], timeout=10)
+    assert never["state"] == "failed" and never["reason"] == "lost"
+    # the live job is watched again: its events keep arriving, and it can be cancelled through the API
+    _, record = await api(jp_fetch, "jobs", ids["live"])
+    assert record["state"] in ("queued", "running")
+    await asyncio.sleep(1)
+    _, events = await api(jp_fetch, "jobs", ids["live"], "events")
+    assert events["events"] and events["events"][0]["seq"] == 1
+    await api(jp_fetch, "jobs", ids["live"], method="DELETE")
+    live = await wait_final(jp_fetch, ids["live"], timeout=60)
+    assert live["state"] == "cancelled"
+
+
+async def test_rerun_and_freeze_preview(jp_fetch, notebooks):
+    _, body = await api(jp_fetch, "jobs", method="POST", body={"notebook": "success.ipynb", "parameters": {"name": "one"}})
+    await wait_final(jp_fetch, body["id"])
+    code, again = await api(jp_fetch, "jobs", body["id"], "rerun", method="POST", body={})
+    assert code == 202 and again["id"] != body["id"]
+    record = await wait_final(jp_fetch, again["id"])
+    assert record["state"] == "succeeded" and record["parameters"] == {"name": "one"}
+    code, preview = await api(jp_fetch, "freeze", method="POST", body={"notebook": "success.ipynb"})
+    assert code == 200 and preview["kernel"] == "python3"
+    assert preview["lock"]["content_hash"].startswith("sha256:") and preview["lock"]["packages"]
+    assert preview["image"]["tag"].startswith("jupyter-promote/env:" + preview["lock"]["content_hash"][7:39])
+    assert preview["image"]["exists"] is False  # the project's own environment is never built by the tests
+    code, body = await error(jp_fetch, "freeze", method="POST", body={"notebook": "../x.ipynb"})
+    assert code == 403
+
+
+def test_openapi_document_matches_the_handlers():
+    import re
+    from pathlib import Path
+
+    import yaml
+
+    from jupyter_promote import routes
+
+    spec = yaml.safe_load((Path(routes.__file__).parent / "openapi.yaml").read_text())
+    documented = {(path, method.upper()) for path, item in spec["paths"].items() for method in item if method != "parameters"}
+
+    class App:
+        settings = {"base_url": "/"}
+        table: list = []
+
+        def add_handlers(self, host, handlers):
+            self.table.extend(handlers)
+
+    app = App()
+    routes.setup_route_handlers(app)
+    served = set()
+    for pattern, handler in app.table:
+        path = re.sub(r"\(\?P<(\w+)>[^)]*\)", r"{\1}", pattern)
+        for method in ("GET", "POST", "DELETE", "PUT", "PATCH"):
+            if method.lower() in handler.__dict__:
+                served.add((path, method))
+    assert served == documented

@@ -1,0 +1,273 @@
+"""The server's jobs: REST payloads -> the same :class:`Pipeline` the CLI uses, run in the background,
+every event stored once and pushed to browsers; unfinished jobs reconciled when the server starts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+from collections.abc import Callable
+from typing import Any
+
+from .errors import ForbiddenPath, JobNotFound, PromoteError, TargetUnavailable, UsageError
+from .events import JobView
+from .models import JobRecord, JobState, MonitorSettings, Resources
+from .pipeline import Pipeline, Prepared, PromoteRequest, new_job_id
+from .rundir import RunDir
+from .runtime.events import EventLog
+from .store import JobStore
+from .targets import Target, target_class
+
+log = logging.getLogger("jupyter_promote")
+_PAYLOAD_FIELDS = {"notebook", "target", "parameters", "resources", "monitor", "deterministic"}
+
+
+def confine(root: str, path: Any, field: str = "notebook") -> str:
+    """``path`` (relative to the server's root) as an absolute path inside the root, or :class:`ForbiddenPath`.
+
+    Absolute paths, ``..`` and symlinks that lead out of the root are refused before anything is read.
+    """
+    if not isinstance(path, str) or not path.strip():
+        raise UsageError(f"{field}: must be a path relative to the server's root", subject=field)
+    if os.path.isabs(path) or ".." in path.replace("\\", "/").split("/"):
+        raise ForbiddenPath(f"{field} {path!r}: outside the server's root", subject=field)
+    real_root = os.path.realpath(root)
+    full = os.path.realpath(os.path.join(real_root, path))
+    if os.path.commonpath([real_root, full]) != real_root:
+        raise ForbiddenPath(f"{field} {path!r}: leads outside the server's root", subject=field)
+    if not os.path.isfile(full):
+        raise UsageError(f"{field} {path!r}: no such notebook", subject=field)
+    return full
+
+
+def request_from_payload(payload: Any, root: str, default_target: str) -> PromoteRequest:
+    """Validate a ``POST jobs`` body; every error names its field."""
+    if not isinstance(payload, dict):
+        raise UsageError("body: must be a JSON object", subject="body")
+    unknown = sorted(set(payload) - _PAYLOAD_FIELDS)
+    if unknown:
+        raise UsageError(f"{unknown[0]}: unknown field (expected {', '.join(sorted(_PAYLOAD_FIELDS))})", subject=unknown[0])
+    notebook = confine(root, payload.get("notebook"))
+    target = payload.get("target", default_target)
+    if not isinstance(target, str):
+        raise UsageError("target: must be a string", subject="target")
+    for name in ("parameters", "resources", "monitor"):
+        if not isinstance(payload.get(name, {}), dict):
+            raise UsageError(f"{name}: must be an object", subject=name)
+    resources = payload.get("resources", {})
+    unknown = sorted(set(resources) - {"cpus", "memory", "gpus", "time"})
+    if unknown:
+        raise UsageError(f"resources.{unknown[0]}: unknown option (cpus, memory, gpus, time)", subject="resources")
+    monitor = payload.get("monitor", {})
+    fields = MonitorSettings.__dataclass_fields__
+    unknown = sorted(set(monitor) - set(fields))
+    if unknown:
+        raise UsageError(f"monitor.{unknown[0]}: unknown setting ({', '.join(fields)})", subject="monitor")
+    try:
+        settings = MonitorSettings(**{k: type(fields[k].default)(v) for k, v in monitor.items()})
+    except (TypeError, ValueError, UsageError) as exc:
+        raise UsageError(f"monitor.{exc}" if isinstance(exc, UsageError) else f"monitor: {exc}", subject="monitor") from None
+    if not isinstance(payload.get("deterministic", False), bool):
+        raise UsageError("deterministic: must be true or false", subject="deterministic")
+    return PromoteRequest(
+        notebook=notebook,
+        target=target,
+        parameters=payload.get("parameters", {}),
+        resources=Resources.parse(**{k: resources.get(k) for k in ("cpus", "memory", "gpus", "time")}),
+        monitor=settings,
+        deterministic=payload.get("deterministic", False),
+    )
+
+
+class JobManager:
+    """Runs promote requests for the server and keeps the store up to date.
+
+    Parameters
+    ----------
+    store
+        The durable job store.
+    runs_dir, env_allowlist, poll_interval
+        As for :class:`Pipeline`.
+    make_target
+        Target name -> configured target instance.
+    publish
+        Called with every new event (job id, event): the server's event bus.
+    """
+
+    def __init__(
+        self,
+        store: JobStore,
+        *,
+        runs_dir: str,
+        env_allowlist: tuple[str, ...],
+        poll_interval: float,
+        make_target: Callable[[str], Target] | None = None,
+        publish: Callable[[str, dict[str, Any]], None] = lambda job, event: None,
+        config: Any = None,
+    ) -> None:
+        self.store = store
+        self.runs_dir = runs_dir
+        self.env_allowlist = env_allowlist
+        self.poll_interval = poll_interval
+        self.make_target = make_target or (lambda name: target_class(name)())
+        self.publish = publish
+        self.config = config
+        self._active: dict[str, tuple[Pipeline, Prepared, Target]] = {}
+        self._cancel_requested: set[str] = set()
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def _pipeline(self) -> Pipeline:
+        from .image import ImageBuilder
+
+        builder = ImageBuilder(config=self.config) if self.config is not None else None
+        return Pipeline(self.runs_dir, self.env_allowlist, self.poll_interval, image_builder=builder)
+
+    async def submit(self, request: PromoteRequest) -> str:
+        """Check the target, record the job as pending and start it in the background; returns its id."""
+        target = self.make_target(request.target)
+        ok, why = target.available()
+        if not ok:
+            raise TargetUnavailable(f"target {request.target}: unavailable: {why}", subject=request.target)
+        target.check_resources(request.resources)
+        if target.needs_image:
+            from .pipeline import ImageRequest
+
+            request.image = ImageRequest()
+        request.job_id = new_job_id()
+        record = JobRecord(id=request.job_id, notebook=request.notebook, target=request.target, kernel="",
+                           parameters=request.parameters, resources=request.resources, monitor=request.monitor,
+                           created_at=round(time.time(), 3))  # fmt: skip
+        self.store.put_job(record, None)
+        self._spawn(self._run(request, target, record))
+        return request.job_id
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _run(self, request: PromoteRequest, target: Target, record: JobRecord) -> None:
+        pipeline = self._pipeline()
+        try:
+            prepared = await asyncio.to_thread(pipeline.prepare, request)
+        except PromoteError as exc:
+            self._end_unsubmitted(record, "failed", "invalid", str(exc))
+            return
+        except Exception as exc:  # a bug, not the user's: still never a job stuck in pending
+            log.exception("jupyter-promote: preparing job %s failed", record.id)
+            self._end_unsubmitted(record, "failed", "error", f"{type(exc).__name__}: {exc}")
+            return
+        self.store.put_job(prepared.record, str(prepared.run.path))
+        if record.id in self._cancel_requested:
+            prepared.log.emit("status", state="cancelled", reason="cancelled", message="cancelled before submit", source="server")
+            await self._follow(pipeline, prepared, target)
+            return
+        await pipeline.submit(prepared, target)
+        await self._follow(pipeline, prepared, target)
+
+    async def _follow(self, pipeline: Pipeline, prepared: Prepared, target: Target) -> None:
+        job_id = prepared.record.id
+        self._active[job_id] = (pipeline, prepared, target)
+        run_dir = str(prepared.run.path)
+
+        def on_event(event: dict[str, Any], view: JobView) -> None:
+            for new in self.store.add_events(job_id, [event]):
+                if new["type"] == "status":
+                    self.store.put_job(prepared.record, run_dir)
+                self.publish(job_id, new)
+
+        try:
+            await pipeline.follow(prepared, target, on_event)
+        finally:
+            self._active.pop(job_id, None)
+            self._cancel_requested.discard(job_id)
+            self.store.put_job(prepared.run.read(), run_dir)
+
+    def _end_unsubmitted(self, record: JobRecord, state: str, reason: str, message: str) -> None:
+        record.state, record.reason, record.message = JobState(state), reason, message
+        record.finished_at = round(time.time(), 3)
+        self.store.put_job(record, None)
+        event = {"seq": 1, "ts": record.finished_at, "job": record.id, "type": "status", "state": state,
+                 "reason": reason, "message": message, "source": "server"}  # fmt: skip
+        for new in self.store.add_events(record.id, [event]):
+            self.publish(record.id, new)
+
+    async def cancel(self, job_id: str) -> JobRecord:
+        """Cancel a job (idempotent: a finished job is left as it is)."""
+        found = self.store.get_job(job_id)
+        if found is None:
+            raise JobNotFound(f"job {job_id}: no such job", subject=job_id)
+        record, _ = found
+        if record.state.final:
+            return record
+        active = self._active.get(job_id)
+        if active is not None:
+            pipeline, prepared, target = active
+            await pipeline.cancel(prepared, target)
+        else:
+            self._cancel_requested.add(job_id)
+        return record
+
+    async def rerun(self, job_id: str) -> str:
+        """The same notebook, target, parameters, resources and monitor settings, as a new job."""
+        record, _ = self.get(job_id)
+        request = PromoteRequest(notebook=record.notebook, target=record.target, parameters=dict(record.parameters),
+                                 resources=record.resources, monitor=record.monitor)  # fmt: skip
+        if not os.path.isfile(request.notebook):
+            raise UsageError(f"job {job_id}: its notebook {record.notebook} no longer exists", subject=job_id)
+        return await self.submit(request)
+
+    def preview(self, notebook: str) -> dict[str, Any]:
+        """What a promote of ``notebook`` would use: its kernel's lock and, for image targets, the image tag
+        and whether that image exists already. Builds nothing.
+        """
+        import tempfile
+
+        from .freeze import freeze, kernel_interpreter
+        from .job.notebook import kernel_of, read_notebook
+
+        kernel = kernel_of(read_notebook(notebook), notebook)
+        interpreter = kernel_interpreter(kernel)
+        with tempfile.TemporaryDirectory(prefix="promote-preview-") as tmp:
+            env = freeze(interpreter, os.path.join(tmp, "env"), env_allowlist=self.env_allowlist)
+            result: dict[str, Any] = {"kernel": kernel, "summary": env.summary(), "lock": env.lock, "image": None}
+            try:
+                from .image import ImageBuilder
+
+                builder = ImageBuilder(config=self.config) if self.config is not None else ImageBuilder()
+                plan = builder.plan(env)
+                result["image"] = {"tag": plan.tag, "base_image": plan.base_image, "exists": builder.find(plan.tag) is not None}
+            except PromoteError as exc:  # no engine here: the preview still shows the lock
+                result["image_error"] = str(exc)
+        return result
+
+    def get(self, job_id: str) -> tuple[JobRecord, str | None]:
+        found = self.store.get_job(job_id)
+        if found is None:
+            raise JobNotFound(f"job {job_id}: no such job", subject=job_id)
+        return found
+
+    async def reconcile(self) -> None:
+        """At server start: resume watching every unfinished job; a job whose target lost it becomes
+        ``failed``/``lost`` (the pipeline's own rule); one never submitted fails at once.
+        """
+        for record, run_dir in self.store.unfinished():
+            run = RunDir(run_dir) if run_dir else None
+            if run is None or not run.exists() or not run.read().handle:
+                self._end_unsubmitted(record, "failed", "lost", "the server stopped before the job was submitted")
+                continue
+            current = run.read()
+            try:
+                target = self.make_target(current.target)
+            except PromoteError as exc:
+                self._end_unsubmitted(current, "failed", "lost", str(exc))
+                continue
+            prepared = Prepared(current, run, None, False, EventLog(str(run.events), current.id))  # type: ignore[arg-type]
+            self._spawn(self._follow(self._pipeline(), prepared, target))
+
+    async def close(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)

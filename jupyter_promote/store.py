@@ -1,0 +1,139 @@
+"""The server's durable job store: SQLite in WAL mode, jobs, state transitions and events by seq.
+
+Run directories stay the source of truth for a job's files; the store indexes jobs for the API and keeps
+every event exactly once (primary key ``(job, seq)``), so a restarted server resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+from collections.abc import Iterable
+from typing import Any
+
+from .models import FINAL_STATES, JobRecord
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS jobs (
+    id TEXT PRIMARY KEY,
+    run_dir TEXT,
+    notebook TEXT NOT NULL,
+    state TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    record TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS jobs_by_state ON jobs (state);
+CREATE INDEX IF NOT EXISTS jobs_by_created ON jobs (created_at);
+CREATE TABLE IF NOT EXISTS events (
+    job TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    body TEXT NOT NULL,
+    PRIMARY KEY (job, seq)
+);
+CREATE TABLE IF NOT EXISTS transitions (
+    job TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    state TEXT NOT NULL,
+    reason TEXT,
+    ts REAL,
+    PRIMARY KEY (job, seq)
+);
+"""
+
+
+class JobStore:
+    """Thread-safe access to one SQLite database file."""
+
+    def __init__(self, path: str) -> None:
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        self.path = path
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.executescript(_SCHEMA)
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def put_job(self, record: JobRecord, run_dir: str | None) -> None:
+        """Insert or replace a job's row from its record."""
+        data = json.dumps(record.to_json(), sort_keys=True)
+        with self._lock:
+            self._db.execute(
+                "INSERT INTO jobs (id, run_dir, notebook, state, created_at, record) VALUES (?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT(id) DO UPDATE SET run_dir=excluded.run_dir, state=excluded.state, record=excluded.record",
+                (record.id, run_dir, record.notebook, record.state.value, record.created_at, data),
+            )
+
+    def get_job(self, job_id: str) -> tuple[JobRecord, str | None] | None:
+        with self._lock:
+            row = self._db.execute("SELECT record, run_dir FROM jobs WHERE id = ?", (job_id,)).fetchone()
+        return (JobRecord.from_json(json.loads(row[0])), row[1]) if row else None
+
+    def list_jobs(
+        self, *, state: str | None = None, notebook: str | None = None, limit: int = 50, offset: int = 0
+    ) -> tuple[list[JobRecord], int]:
+        """One page of jobs, newest first, and the total that match."""
+        where, args = [], []
+        if state:
+            where.append("state = ?")
+            args.append(state)
+        if notebook:
+            where.append("notebook = ?")
+            args.append(notebook)
+        clause = (" WHERE " + " AND ".join(where)) if where else ""
+        with self._lock:
+            total = self._db.execute(f"SELECT COUNT(*) FROM jobs{clause}", args).fetchone()[0]
+            rows = self._db.execute(
+                f"SELECT record FROM jobs{clause} ORDER BY created_at DESC, id LIMIT ? OFFSET ?", [*args, limit, offset]
+            ).fetchall()
+        return [JobRecord.from_json(json.loads(r[0])) for r in rows], int(total)
+
+    def unfinished(self) -> list[tuple[JobRecord, str | None]]:
+        marks = ",".join("?" for _ in FINAL_STATES)
+        finals = [s.value for s in FINAL_STATES]
+        with self._lock:
+            rows = self._db.execute(f"SELECT record, run_dir FROM jobs WHERE state NOT IN ({marks})", finals).fetchall()
+        return [(JobRecord.from_json(json.loads(r[0])), r[1]) for r in rows]
+
+    def add_events(self, job_id: str, events: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Store events once each; returns those that were new (in seq order)."""
+        new = []
+        with self._lock:
+            self._db.execute("BEGIN")
+            try:
+                for event in events:
+                    cur = self._db.execute(
+                        "INSERT OR IGNORE INTO events (job, seq, body) VALUES (?, ?, ?)",
+                        (job_id, int(event["seq"]), json.dumps(event, sort_keys=True)),
+                    )
+                    if cur.rowcount:
+                        new.append(event)
+                        if event.get("type") == "status":
+                            self._db.execute(
+                                "INSERT OR IGNORE INTO transitions (job, seq, state, reason, ts) VALUES (?, ?, ?, ?, ?)",
+                                (job_id, int(event["seq"]), event["state"], event.get("reason"), event.get("ts")),
+                            )
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+        return new
+
+    def events_after(self, job_id: str, after: int = 0, limit: int = 10000) -> list[dict[str, Any]]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT body FROM events WHERE job = ? AND seq > ? ORDER BY seq LIMIT ?", (job_id, after, limit)
+            ).fetchall()
+        return [json.loads(r[0]) for r in rows]
+
+    def transitions(self, job_id: str) -> list[dict[str, Any]]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT seq, state, reason, ts FROM transitions WHERE job = ? ORDER BY seq", (job_id,)
+            ).fetchall()
+        return [{"seq": r[0], "state": r[1], "reason": r[2], "ts": r[3]} for r in rows]
