@@ -175,7 +175,11 @@ class JobManager:
         def on_event(event: dict[str, Any], view: JobView) -> None:
             for new in self.store.add_events(job_id, [event]):
                 if new["type"] == "status":
-                    self.store.put_job(prepared.record, run_dir)
+                    record = prepared.record
+                    record.state, record.reason, record.message = view.state, view.reason, view.message
+                    record.started_at = record.started_at or view.started_at
+                    record.finished_at = view.finished_at
+                    self.store.put_job(record, run_dir)
                 self.publish(job_id, new)
 
         try:
