@@ -259,10 +259,10 @@ class JobManager:
         """
         for record, run_dir in self.store.unfinished():
             run = RunDir(run_dir) if run_dir else None
-            if run is None or not run.exists() or not run.read().handle:
+            current = run.read() if run is not None and run.exists() else None
+            if current is None or not current.handle:
                 self._end_unsubmitted(record, "failed", "lost", "the server stopped before the job was submitted")
                 continue
-            current = run.read()
             try:
                 target = self.make_target(current.target)
             except PromoteError as exc:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import signal
 import time
-from pathlib import Path
 
 from conftest import NOTEBOOKS, events, job
 

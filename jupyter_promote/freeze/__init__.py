@@ -22,7 +22,7 @@ from ..errors import FreezeError, KernelError
 from .kernels import Interpreter, kernel_interpreter, python_interpreter
 from .lock import build_lock, content_hash, render_requirements, unreproducible
 
-__all__ = ["DEFAULT_ENV_ALLOWLIST", "FrozenEnv", "freeze", "kernel_interpreter", "python_interpreter"]
+__all__ = ["DEFAULT_ENV_ALLOWLIST", "FrozenEnv", "freeze", "kernel_interpreter", "python_interpreter", "tree_hash"]
 
 LOCK_FILE = "promote.lock.json"
 REQUIREMENTS_FILE = "requirements.txt"
@@ -129,7 +129,7 @@ def _vendor_local_packages(interpreter: Interpreter, lock: dict[str, Any], stagi
         source = pkg["source"]
         kind = source["kind"]
         if kind in ("editable", "local") and os.path.isdir(source.get("path", "")):
-            source["tree_sha256"] = _tree_hash(Path(source["path"]))
+            source["tree_sha256"] = tree_hash(Path(source["path"]))
             wheel = _build_wheel(interpreter, pkg, Path(source["path"]), staging / "wheels")
             source["wheel"] = f"wheels/{wheel.name}"
         elif kind == "archive" and os.path.isfile(source.get("path", "")):
@@ -162,7 +162,7 @@ def _build_wheel(interpreter: Interpreter, pkg: dict[str, Any], path: Path, whee
     return built[-1]
 
 
-def _tree_hash(root: Path) -> str:
+def tree_hash(root: Path) -> str:
     """sha256 over the relative paths and contents of a source tree (build outputs and VCS data skipped)."""
     digest = hashlib.sha256()
     for dirpath, dirnames, filenames in os.walk(root):

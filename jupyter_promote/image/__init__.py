@@ -23,7 +23,7 @@ from traitlets import Bool, Float, List, Unicode
 from traitlets.config import LoggingConfigurable
 
 from ..errors import ImageError, UsageError
-from ..freeze import FrozenEnv
+from ..freeze import FrozenEnv, tree_hash
 from ..freeze.kernels import Interpreter
 from . import network, recipe
 from .build import docker_build, tag_with_labels
@@ -106,7 +106,7 @@ class ImageBuilder(LoggingConfigurable):
         digest = hashlib.sha256()
         digest.update(f"recipe {recipe.RECIPE_VERSION}\n{canonical}".encode())
         digest.update(self._base_id(base).encode())
-        digest.update(recipe.tree_digest(context).encode())
+        digest.update(tree_hash(context).encode())
         tag = f"{repository}:{env.content_hash.split(':')[-1][:32]}-{digest.hexdigest()[:8]}"
         files = sorted(str(p.relative_to(context)) for p in context.rglob("*") if p.is_file())
         return BuildPlan(tag, base, context, canonical, ["Dockerfile", *files])

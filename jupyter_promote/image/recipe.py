@@ -13,8 +13,6 @@ in wheelhouse mode the wheels are bind-mounted from the context for the install 
 
 from __future__ import annotations
 
-import hashlib
-import os
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -192,13 +190,3 @@ def copy_runner_source(dest: Path) -> None:
     package = Path(__file__).resolve().parent.parent
     shutil.copytree(package, dest / "jupyter_promote", ignore=_RUNNER_SKIP)
 
-
-def tree_digest(root: Path) -> str:
-    """sha256 over relative paths and contents of every file under ``root``."""
-    digest = hashlib.sha256()
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames.sort()
-        for name in sorted(filenames):
-            path = Path(dirpath) / name
-            digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()
