@@ -68,7 +68,7 @@ class DockerTarget(Target):
         return super().check_resources(resources)
 
     def _environment(self, record: JobRecord) -> dict[str, str]:
-        env = {k: v for k, v in (record.env or {}).items()}
+        env = dict(record.env)
         env.update({"HOME": "/tmp", "JUPYTER_RUNTIME_DIR": "/tmp/jupyter-runtime", "PYTHONUNBUFFERED": "1"})
         if record.resources.cpus:
             env["OMP_NUM_THREADS"] = str(record.resources.cpus)
@@ -133,7 +133,7 @@ class DockerTarget(Target):
                 limit = handle.get("memory")
                 message = f"out of memory: the container hit its {_human(limit)} limit" if limit else "out of memory (OOM killed)"
                 statuses[job_id] = TargetStatus(JobState.FAILED, "oom", message, exit_code=code, overrides=True)
-            elif code in (137, 143) and handle.get("cancelled"):
+            elif handle.get("cancelled"):  # stopped by us, perhaps before the runner could say so itself
                 statuses[job_id] = TargetStatus(JobState.CANCELLED, "cancelled", "cancelled", exit_code=code)
             else:
                 statuses[job_id] = TargetStatus(None, exit_code=code)
@@ -153,6 +153,3 @@ class DockerTarget(Target):
             await asyncio.to_thread(container.stop, timeout=int(self.kill_grace))
         except NotFound:
             return
-
-    def log_path(self, run: RunDir, handle: dict[str, Any]) -> str:
-        return str(run.log)
