@@ -180,7 +180,7 @@ class ImageBuilder(LoggingConfigurable):
         found = None if rebuild else self.find(plan.tag)
         if found is not None:
             on_line(f"image {plan.tag} (reused: the environment is unchanged)")
-            ref = ImageRef(plan.tag, found.id, env.content_hash, False, plan.base_image, self._digest(found),
+            ref = ImageRef(plan.tag, found.id, env.content_hash, False, plan.base_image, self._digest(found, plan.tag),
                            json.loads(found.labels[LABEL_VERIFICATION]))  # fmt: skip
         else:
             ref = self._build(env, interpreter, plan, ca_bundle, self.wheelhouse if wheelhouse is None else wheelhouse, on_line)
@@ -191,9 +191,14 @@ class ImageBuilder(LoggingConfigurable):
         return ref
 
     @staticmethod
-    def _digest(image: Any) -> str | None:
-        digests = image.attrs.get("RepoDigests") or []
-        return str(digests[0]) if digests else None
+    def _digest(image: Any, tag: str) -> str | None:
+        """The digest ``image`` has in ``tag``'s repository; the same image id may also carry digests
+        from other registries it was pushed to, which a node of this cluster cannot pull."""
+        repository = tag.rsplit(":", 1)[0]
+        for digest in image.attrs.get("RepoDigests") or []:
+            if str(digest).split("@", 1)[0] == repository:
+                return str(digest)
+        return None
 
     def _build(
         self,
