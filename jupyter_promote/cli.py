@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import EXIT_CANCELLED, EXIT_JOB_FAILED, EXIT_OK, EXIT_USAGE, JobNotFound, PromoteError, TargetUnavailable, UsageError
-from .models import JobState, MonitorSettings, Resources
+from .models import JobState, MonitorSettings
 
 _CONFIG_FLAG = re.compile(r"^--[A-Za-z_]\w*\.[A-Za-z_]\w*(=.*)?$")
 _EXIT_BY_STATE = {JobState.SUCCEEDED: EXIT_OK, JobState.FAILED: EXIT_JOB_FAILED, JobState.CANCELLED: EXIT_CANCELLED}
@@ -116,7 +116,7 @@ def _monitor_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def monitor_settings(args: argparse.Namespace) -> MonitorSettings:
+def monitor_settings(args: argparse.Namespace, defaults: dict[str, Any] | None = None) -> MonitorSettings:
     fields = MonitorSettings.__dataclass_fields__
     values: dict[str, Any] = {}
     for item in args.monitor:
@@ -130,7 +130,7 @@ def monitor_settings(args: argparse.Namespace) -> MonitorSettings:
             raise UsageError(f"--monitor {item}: {value!r} is not a {kind.__name__}", subject="monitor") from None
     if args.stall_timeout is not None:
         values["stall_timeout_s"] = args.stall_timeout
-    return MonitorSettings(**values)
+    return MonitorSettings(**{**(defaults or {}), **values})
 
 
 def _say(text: str) -> None:
@@ -185,8 +185,8 @@ def cmd_run(args: argparse.Namespace, app: Any) -> int:
         notebook=args.notebook,
         target=target_name,
         parameters=collect_parameters(args.parameters, args.parameters_raw, args.parameters_yaml, args.parameters_file),
-        resources=Resources.parse(args.cpus, args.memory, args.gpus, args.time),
-        monitor=monitor_settings(args),
+        resources=settings.resources({"cpus": args.cpus, "memory": args.memory, "gpus": args.gpus, "time": args.time}),
+        monitor=monitor_settings(args, settings.monitor_defaults),
         deterministic=args.deterministic,
         out=args.out,
         image=_image_request(args) if target.needs_image else None,

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from jupyter_core.application import JupyterApp
 from jupyter_core.paths import jupyter_data_dir
-from traitlets import Float, List, Unicode, default
+from traitlets import Dict, Float, List, Unicode, default
 from traitlets.config import Configurable
 
+from .errors import UsageError
 from .freeze import DEFAULT_ENV_ALLOWLIST
+from .models import MonitorSettings, Resources
 from .targets import load_target_classes
 
 
@@ -22,6 +25,36 @@ class PromoteSettings(Configurable):
         Unicode(), default_value=list(DEFAULT_ENV_ALLOWLIST), help="Environment variables a freeze may record."
     ).tag(config=True)
     poll_interval = Float(0.1, help="Seconds between polls of a target while following a job.").tag(config=True)
+    enabled_targets = List(
+        Unicode(), help="Targets offered to users (by name); empty: every installed target."
+    ).tag(config=True)
+    default_resources = Dict(
+        help='Resources a job gets when its request names none, e.g. {"cpus": 2, "memory": "4G", "time": "2h"}.'
+    ).tag(config=True)
+    monitor_defaults = Dict(
+        help='Monitor settings a job gets when its request names none, e.g. {"stall_timeout_s": 300, "nan_action": "alert"}.'
+    ).tag(config=True)
+
+    def resources(self, given: dict[str, Any]) -> Resources:
+        """``given`` resources (cpus, memory, gpus, time; None = not given) over ``default_resources``."""
+        merged = {**self.default_resources, **{k: v for k, v in given.items() if v is not None}}
+        unknown = sorted(set(merged) - {"cpus", "memory", "gpus", "time"})
+        if unknown:
+            raise UsageError(f"{unknown[0]}: unknown resource (cpus, memory, gpus, time)", subject="resources")
+        return Resources.parse(**merged)
+
+    def monitor(self, given: dict[str, Any]) -> MonitorSettings:
+        """``given`` monitor settings over ``monitor_defaults``."""
+        merged = {**self.monitor_defaults, **given}
+        unknown = sorted(set(merged) - set(MonitorSettings.__dataclass_fields__))
+        if unknown:
+            raise UsageError(f"{unknown[0]}: unknown monitor setting", subject="monitor")
+        return MonitorSettings(**merged)
+
+    def target_names(self) -> list[str]:
+        """The targets offered: the enabled ones that are installed, or every installed one."""
+        installed = load_target_classes()
+        return [n for n in self.enabled_targets if n in installed] if self.enabled_targets else list(installed)
 
     @default("runs_dir")
     def _default_runs_dir(self) -> str:

@@ -5,14 +5,17 @@ every event stored once and pushed to browsers; unfinished jobs reconciled when 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import os
 import time
 from collections.abc import Callable
 from typing import Any
 
+from .config import PromoteSettings
 from .errors import ForbiddenPath, JobNotFound, PromoteError, TargetUnavailable, UsageError
 from .events import JobView
+from .job.sweep import expand
 from .models import JobRecord, JobState, MonitorSettings, Resources
 from .pipeline import Pipeline, Prepared, PromoteRequest, new_job_id
 from .rundir import RunDir
@@ -21,7 +24,8 @@ from .store import JobStore
 from .targets import Target, target_class
 
 log = logging.getLogger("jupyter_promote")
-_PAYLOAD_FIELDS = {"notebook", "target", "parameters", "resources", "monitor", "deterministic"}
+_PAYLOAD_FIELDS = {"notebook", "target", "parameters", "resources", "monitor", "deterministic", "sweep", "max_parallel"}
+RESOURCE_OPTIONS = ("cpus", "memory", "gpus", "time")
 
 
 def confine(root: str, path: Any, field: str = "notebook") -> str:
@@ -42,43 +46,80 @@ def confine(root: str, path: Any, field: str = "notebook") -> str:
     return full
 
 
-def request_from_payload(payload: Any, root: str, default_target: str) -> PromoteRequest:
-    """Validate a ``POST jobs`` body; every error names its field."""
+def request_from_payload(payload: Any, root: str, settings: PromoteSettings) -> PromoteRequest:
+    """Validate a ``POST jobs`` body (without its sweep); every error names its field.
+
+    Resources and monitor settings the body leaves out come from ``settings`` (the server's defaults).
+    """
     if not isinstance(payload, dict):
         raise UsageError("body: must be a JSON object", subject="body")
     unknown = sorted(set(payload) - _PAYLOAD_FIELDS)
     if unknown:
         raise UsageError(f"{unknown[0]}: unknown field (expected {', '.join(sorted(_PAYLOAD_FIELDS))})", subject=unknown[0])
     notebook = confine(root, payload.get("notebook"))
-    target = payload.get("target", default_target)
+    target = payload.get("target", settings.default_target)
     if not isinstance(target, str):
         raise UsageError("target: must be a string", subject="target")
+    offered = settings.target_names()
+    if target not in offered:
+        raise UsageError(f"target {target!r}: no such target here (available: {', '.join(offered)})", subject="target")
     for name in ("parameters", "resources", "monitor"):
         if not isinstance(payload.get(name, {}), dict):
             raise UsageError(f"{name}: must be an object", subject=name)
     resources = payload.get("resources", {})
-    unknown = sorted(set(resources) - {"cpus", "memory", "gpus", "time"})
+    unknown = sorted(set(resources) - set(RESOURCE_OPTIONS))
     if unknown:
-        raise UsageError(f"resources.{unknown[0]}: unknown option (cpus, memory, gpus, time)", subject="resources")
+        raise UsageError(f"resources.{unknown[0]}: unknown option ({', '.join(RESOURCE_OPTIONS)})", subject="resources")
     monitor = payload.get("monitor", {})
     fields = MonitorSettings.__dataclass_fields__
     unknown = sorted(set(monitor) - set(fields))
     if unknown:
         raise UsageError(f"monitor.{unknown[0]}: unknown setting ({', '.join(fields)})", subject="monitor")
     try:
-        settings = MonitorSettings(**{k: type(fields[k].default)(v) for k, v in monitor.items()})
-    except (TypeError, ValueError, UsageError) as exc:
-        raise UsageError(f"monitor.{exc}" if isinstance(exc, UsageError) else f"monitor: {exc}", subject="monitor") from None
+        given = {k: _typed(fields[k].default, v) for k, v in monitor.items()}
+        settings_ = settings.monitor(given)
+    except (TypeError, ValueError) as exc:
+        raise UsageError(f"monitor: {exc}", subject="monitor") from None
+    except UsageError as exc:
+        raise UsageError(f"monitor.{exc.message}", subject="monitor") from None
     if not isinstance(payload.get("deterministic", False), bool):
         raise UsageError("deterministic: must be true or false", subject="deterministic")
+    try:
+        parsed = settings.resources(resources)
+    except UsageError as exc:
+        raise UsageError(f"resources.{exc.message.removeprefix('--')}", subject="resources") from None
     return PromoteRequest(
         notebook=notebook,
         target=target,
         parameters=payload.get("parameters", {}),
-        resources=Resources.parse(**{k: resources.get(k) for k in ("cpus", "memory", "gpus", "time")}),
-        monitor=settings,
+        resources=parsed,
+        monitor=settings_,
         deterministic=payload.get("deterministic", False),
     )
+
+
+def sweep_from_payload(payload: dict[str, Any]) -> tuple[list[dict[str, Any]] | None, int | None]:
+    """The body's sweep (parameter sets) and ``max_parallel``; (None, None) for a single job."""
+    max_parallel = payload.get("max_parallel")
+    if max_parallel is not None and (isinstance(max_parallel, bool) or not isinstance(max_parallel, int) or max_parallel < 1):
+        raise UsageError("max_parallel: must be a whole number of at least 1", subject="max_parallel")
+    if "sweep" not in payload:
+        if max_parallel is not None:
+            raise UsageError("max_parallel: only applies to a sweep", subject="max_parallel")
+        return None, None
+    return expand(payload["sweep"]), max_parallel
+
+
+def _typed(default: Any, value: Any) -> Any:
+    """A JSON value as the type of a MonitorSettings field (never a bool where a number is meant)."""
+    kind = type(default)
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise TypeError(f"{value!r} is not a {kind.__name__}")
+    if kind is str and not isinstance(value, str):
+        raise TypeError(f"{value!r} is not a string")
+    if kind is int and isinstance(value, float) and not value.is_integer():
+        raise TypeError(f"{value!r} is not a whole number")
+    return kind(value)
 
 
 class JobManager:
@@ -126,21 +167,44 @@ class JobManager:
 
     async def submit(self, request: PromoteRequest) -> str:
         """Check the target, record the job as pending and start it in the background; returns its id."""
+        target = self._checked_target(request)
+        return self._start(request, target, None)
+
+    async def submit_sweep(
+        self, request: PromoteRequest, sets: list[dict[str, Any]], max_parallel: int | None = None
+    ) -> tuple[str, list[str]]:
+        """One job per parameter set (merged over ``request.parameters``), at most ``max_parallel`` of them
+        running at a time (the others wait as pending); returns the sweep's id and its job ids in order.
+        """
+        target = self._checked_target(request)
+        sweep_id = "s" + new_job_id()
+        slots = asyncio.Semaphore(max_parallel or len(sets))
+        ids = []
+        for index, values in enumerate(sets):
+            task = dataclasses.replace(request, parameters={**request.parameters, **values},
+                                       sweep={"id": sweep_id, "index": index, "size": len(sets)})  # fmt: skip
+            ids.append(self._start(task, target, slots))
+        return sweep_id, ids
+
+    def _checked_target(self, request: PromoteRequest) -> Target:
         target = self.make_target(request.target)
         ok, why = target.available()
         if not ok:
             raise TargetUnavailable(f"target {request.target}: unavailable: {why}", subject=request.target)
         target.check_resources(request.resources)
-        if target.needs_image:
+        if target.needs_image and request.image is None:
             from .pipeline import ImageRequest
 
             request.image = ImageRequest()
+        return target
+
+    def _start(self, request: PromoteRequest, target: Target, slots: asyncio.Semaphore | None) -> str:
         request.job_id = new_job_id()
         record = JobRecord(id=request.job_id, notebook=request.notebook, target=request.target, kernel="",
                            parameters=request.parameters, resources=request.resources, monitor=request.monitor,
-                           created_at=round(time.time(), 3))  # fmt: skip
+                           created_at=round(time.time(), 3), sweep=request.sweep)  # fmt: skip
         self.store.put_job(record, None)
-        self._spawn(self._run(request, target, record))
+        self._spawn(self._run(request, target, record, slots))
         return request.job_id
 
     def _spawn(self, coro: Any) -> None:
@@ -148,7 +212,18 @@ class JobManager:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _run(self, request: PromoteRequest, target: Target, record: JobRecord) -> None:
+    async def _run(self, request: PromoteRequest, target: Target, record: JobRecord, slots: asyncio.Semaphore | None) -> None:
+        if slots is None:
+            await self._prepare_and_follow(request, target, record)
+            return
+        async with slots:  # a sweep's job waits here, pending, for a free slot
+            await self._prepare_and_follow(request, target, record)
+
+    async def _prepare_and_follow(self, request: PromoteRequest, target: Target, record: JobRecord) -> None:
+        if record.id in self._cancel_requested:
+            self._cancel_requested.discard(record.id)
+            self._end_unsubmitted(record, "cancelled", "cancelled", "cancelled before it started")
+            return
         pipeline = self._pipeline()
         try:
             prepared = await asyncio.to_thread(pipeline.prepare, request)
@@ -168,23 +243,36 @@ class JobManager:
         await self._follow(pipeline, prepared, target)
 
     async def _follow(self, pipeline: Pipeline, prepared: Prepared, target: Target) -> None:
+        """Follow to the end; the events of each poll are stored in one transaction, then published."""
         job_id = prepared.record.id
         self._active[job_id] = (pipeline, prepared, target)
         run_dir = str(prepared.run.path)
+        batch: list[dict[str, Any]] = []
+        latest: list[JobView] = []
+
+        def flush() -> None:
+            events = batch[:]
+            batch.clear()
+            new = self.store.add_events(job_id, events) if events else []
+            if any(event["type"] == "status" for event in new):
+                record, view = prepared.record, latest[-1]
+                record.state, record.reason, record.message = view.state, view.reason, view.message
+                record.started_at = record.started_at or view.started_at
+                record.finished_at = view.finished_at
+                self.store.put_job(record, run_dir)
+            for event in new:
+                self.publish(job_id, event)
 
         def on_event(event: dict[str, Any], view: JobView) -> None:
-            for new in self.store.add_events(job_id, [event]):
-                if new["type"] == "status":
-                    record = prepared.record
-                    record.state, record.reason, record.message = view.state, view.reason, view.message
-                    record.started_at = record.started_at or view.started_at
-                    record.finished_at = view.finished_at
-                    self.store.put_job(record, run_dir)
-                self.publish(job_id, new)
+            if not batch:  # runs once the pipeline has read everything this poll brought
+                asyncio.get_running_loop().call_soon(flush)
+            batch.append(event)
+            latest[:] = [view]
 
         try:
             await pipeline.follow(prepared, target, on_event)
         finally:
+            flush()
             self._active.pop(job_id, None)
             self._cancel_requested.discard(job_id)
             self.store.put_job(prepared.run.read(), run_dir)

@@ -164,6 +164,7 @@ class JobRecord:
     updated_at: float = 0.0
     handle: dict[str, Any] = field(default_factory=dict)  # the target's own reference to the job
     metrics: dict[str, Any] = field(default_factory=dict)
+    sweep: dict[str, Any] | None = None  # {"id", "index", "size"} for one task of a sweep
 
     def to_json(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)

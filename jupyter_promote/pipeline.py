@@ -42,6 +42,7 @@ class PromoteRequest:
     out: str | None = None
     image: ImageRequest | None = None  # set for targets whose jobs run in the environment's image
     job_id: str | None = None  # given when the caller must know the id before the job is prepared
+    sweep: dict[str, Any] | None = None  # {"id", "index", "size"} when the job is one task of a sweep
 
 
 @dataclass
@@ -141,6 +142,7 @@ class Pipeline:
                 resources=request.resources,
                 monitor=request.monitor,
                 created_at=now,
+                sweep=request.sweep,
             )
             run.write(record)
             log = EventLog(str(run.events), job_id)

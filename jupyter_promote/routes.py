@@ -20,7 +20,7 @@ from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import url_path_join
 
 from .errors import PromoteError, UsageError
-from .jobs import JobManager, confine, request_from_payload
+from .jobs import JobManager, confine, request_from_payload, sweep_from_payload
 from .targets import load_target_classes
 
 AUTH_RESOURCE = "jupyter_promote"
@@ -73,7 +73,9 @@ class TargetsHandler(PromoteHandler):
     @maps_errors
     async def get(self) -> None:
         targets: list[dict[str, Any]] = []
-        for name, cls in load_target_classes().items():
+        classes = load_target_classes()
+        for name in self.settings["jupyter_promote_settings"].target_names():
+            cls = classes[name]
             target = cls(config=self.config)
             ok, why = target.available()
             targets.append(
@@ -94,6 +96,7 @@ class JobsHandler(PromoteHandler):
         notebook = self.get_argument("notebook", None)
         full = os.path.realpath(os.path.join(root, notebook)) if notebook else None
         records, total = self.manager.store.list_jobs(state=self.get_argument("state", None), notebook=full,
+                                                      sweep=self.get_argument("sweep", None),
                                                       limit=limit, offset=offset)  # fmt: skip
         self.finish(json.dumps({"jobs": [r.to_json() for r in records], "total": total, "limit": limit, "offset": offset}))
 
@@ -102,10 +105,15 @@ class JobsHandler(PromoteHandler):
     @maps_errors
     async def post(self) -> None:
         settings = self.settings["jupyter_promote_settings"]
-        request = request_from_payload(self.body(), self.settings["server_root_dir"], settings.default_target)
-        job_id = await self.manager.submit(request)
+        body = self.body()
+        request = request_from_payload(body, self.settings["server_root_dir"], settings)
+        sets, max_parallel = sweep_from_payload(body)
         self.set_status(202)
-        self.finish(json.dumps({"id": job_id}))
+        if sets is None:
+            self.finish(json.dumps({"id": await self.manager.submit(request)}))
+            return
+        sweep_id, ids = await self.manager.submit_sweep(request, sets, max_parallel)
+        self.finish(json.dumps({"id": ids[0], "sweep": sweep_id, "ids": ids}))
 
 
 class JobHandler(PromoteHandler):

@@ -75,7 +75,13 @@ class JobStore:
         return (JobRecord.from_json(json.loads(row[0])), row[1]) if row else None
 
     def list_jobs(
-        self, *, state: str | None = None, notebook: str | None = None, limit: int = 50, offset: int = 0
+        self,
+        *,
+        state: str | None = None,
+        notebook: str | None = None,
+        sweep: str | None = None,
+        limit: int = 50,
+        offset: int = 0,
     ) -> tuple[list[JobRecord], int]:
         """One page of jobs, newest first, and the total that match."""
         where, args = [], []
@@ -85,6 +91,9 @@ class JobStore:
         if notebook:
             where.append("notebook = ?")
             args.append(notebook)
+        if sweep:
+            where.append("json_extract(record, '$.sweep.id') = ?")
+            args.append(sweep)
         clause = (" WHERE " + " AND ".join(where)) if where else ""
         with self._lock:
             total = self._db.execute(f"SELECT COUNT(*) FROM jobs{clause}", args).fetchone()[0]

@@ -139,6 +139,11 @@ async def test_cancel_through_the_api(jp_fetch, notebooks):
         ({"notebook": "success.ipynb", "parameters": [1, 2]}, 400, "parameters"),
         ({"notebook": "success.ipynb", "surprise": 1}, 400, "surprise"),
         ([1, 2, 3], 400, "body"),
+        ({"notebook": "success.ipynb", "sweep": {"a": []}}, 400, "sweep.a"),
+        ({"notebook": "success.ipynb", "sweep": 3}, 400, "sweep"),
+        ({"notebook": "success.ipynb", "sweep": [{"a": 1}, 2]}, 400, "sweep[1]"),
+        ({"notebook": "success.ipynb", "sweep": {"a": [1]}, "max_parallel": 0}, 400, "max_parallel"),
+        ({"notebook": "success.ipynb", "max_parallel": 2}, 400, "max_parallel"),
     ],
 )
 async def test_bad_payloads_get_their_status_and_name_the_field(jp_fetch, notebooks, tmp_path, payload, status, field):
@@ -152,6 +157,30 @@ async def test_bad_payloads_get_their_status_and_name_the_field(jp_fetch, notebo
         assert "local" in body["message"]  # the available targets are listed
     _, listing = await api(jp_fetch, "jobs")
     assert listing["total"] == 0  # nothing was created
+
+
+async def test_a_sweep_runs_one_job_per_set_with_bounded_parallelism(jp_fetch, notebooks):
+    # Given a 2 x 2 grid and at most 2 jobs at a time
+    body = {"notebook": "success.ipynb", "parameters": {"name": "grid"}, "sweep": {"a": [1, 2], "b": [10, 20]}, "max_parallel": 2}
+    code, sweep = await api(jp_fetch, "jobs", method="POST", body=body)
+    assert code == 202 and len(sweep["ids"]) == 4 and sweep["id"] == sweep["ids"][0]
+    records = [await wait_final(jp_fetch, job_id, timeout=240) for job_id in sweep["ids"]]
+    # Then each job ran its own set over the shared parameters, in grid order
+    assert [r["state"] for r in records] == ["succeeded"] * 4
+    assert [r["parameters"] for r in records] == [
+        {"name": "grid", "a": a, "b": b} for a in (1, 2) for b in (10, 20)
+    ]
+    assert [r["metrics"]["b"] for r in records] == [2, 2, 4, 4]  # the notebook computes b = a * 2 after b is injected
+    assert [r["sweep"] for r in records] == [{"id": sweep["sweep"], "index": i, "size": 4} for i in range(4)]
+    # And never more than 2 ran at once
+    spans = []
+    for r in records:
+        times = {t["state"]: t["ts"] for t in r["transitions"]}
+        spans.append((times["running"], times["succeeded"]))
+    for start, _ in spans:
+        assert sum(1 for s, e in spans if s <= start < e) <= 2
+    _, listing = await api(jp_fetch, "jobs", sweep=sweep["sweep"])
+    assert listing["total"] == 4
 
 
 async def test_unknown_job_is_404_and_bad_query_is_400(jp_fetch):
