@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .errors import EXIT_CANCELLED, EXIT_JOB_FAILED, EXIT_OK, EXIT_USAGE, JobNotFound, PromoteError, TargetUnavailable, UsageError
+from .errors import EXIT_CANCELLED, EXIT_JOB_FAILED, EXIT_OK, JobNotFound, PromoteError, TargetUnavailable, UsageError
 from .models import JobState, MonitorSettings
 
 _CONFIG_FLAG = re.compile(r"^--[A-Za-z_]\w*\.[A-Za-z_]\w*(=.*)?$")

@@ -16,7 +16,7 @@ from .config import PromoteSettings
 from .errors import ForbiddenPath, JobNotFound, PromoteError, TargetUnavailable, UsageError
 from .events import JobView
 from .job.sweep import expand
-from .models import JobRecord, JobState, MonitorSettings, Resources
+from .models import JobRecord, JobState, MonitorSettings
 from .pipeline import Pipeline, Prepared, PromoteRequest, new_job_id
 from .rundir import RunDir
 from .runtime.events import EventLog

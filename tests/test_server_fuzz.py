@@ -1,0 +1,40 @@
+"""Fuzz the REST API from its OpenAPI document (schemathesis): whatever a client sends, valid by the
+document or not, a real server answers without a 500.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+import schemathesis
+from hypothesis import HealthCheck, settings
+
+from conftest import NOTEBOOKS
+from jupyter_promote import routes
+from live_server import TOKEN, Server
+
+SPEC = routes.__file__.replace("routes.py", "openapi.yaml")
+schema = schemathesis.openapi.from_path(SPEC)
+schema.config.generation.update(modes=[schemathesis.GenerationMode.POSITIVE, schemathesis.GenerationMode.NEGATIVE])
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("fuzz")
+    root = tmp / "root"
+    root.mkdir()
+    shutil.copy(NOTEBOOKS / "success.ipynb", root / "success.ipynb")
+    with open(tmp / "server.log", "wb") as log:
+        live = Server(root, tmp / "jobs.sqlite", tmp / "runs", log)
+        live.start()
+        yield live
+        live.stop()
+    assert b"Traceback" not in (tmp / "server.log").read_bytes(), (tmp / "server.log").read_text()[-4000:]
+
+
+@schema.parametrize()
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+def test_no_request_gets_a_server_error(case, server):
+    response = case.call(base_url=server.url, headers={"Authorization": f"token {TOKEN}"})
+    assert response.status_code < 500, f"{case.method} {case.formatted_path} -> {response.status_code}: {response.text[:300]}"
