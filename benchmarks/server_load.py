@@ -36,7 +36,7 @@ from tornado.websocket import websocket_connect
 
 BIN = Path(sys.executable).parent
 TOKEN = "promote-bench-token"
-SCHEMA = "https://events.jupyter.org/jupyter_promote/job_event/v1"
+SCHEMA = "https://events.jupyter.org/jupyter_promote/job_events/v1"
 
 EMIT_CELL = """\
 import time
@@ -126,10 +126,10 @@ async def bench(args: argparse.Namespace, work: Path) -> dict[str, object]:
                 data = json.loads(message)
                 if data.get("__schema__", data.get("schema_id")) != SCHEMA:
                     continue
-                event = json.loads(data["event"])
-                arrivals[(data["job"], data["seq"])] = now
-                if event.get("source") == "bench":
-                    latencies.append(now - event["ts"])
+                for event in json.loads(data["events"]):
+                    arrivals[(data["job"], event["seq"])] = now
+                    if event.get("source") == "bench":
+                        latencies.append(now - event["ts"])
 
         listener = asyncio.create_task(listen())
         body = {"notebook": "emit.ipynb", "parameters": {"rate": args.rate, "seconds": args.seconds}}

@@ -15,8 +15,8 @@ from traitlets import Unicode, default
 from .config import PromoteSettings
 from .routes import setup_route_handlers
 
-JOB_EVENT_SCHEMA = "https://events.jupyter.org/jupyter_promote/job_event/v1"
-_SCHEMA_FILE = Path(__file__).parent / "events" / "schemas" / "job_event.yaml"
+JOB_EVENTS_SCHEMA = "https://events.jupyter.org/jupyter_promote/job_events/v1"
+_SCHEMA_FILE = Path(__file__).parent / "events" / "schemas" / "job_events.yaml"
 
 
 class PromoteExtension(ExtensionApp):
@@ -54,11 +54,14 @@ class PromoteExtension(ExtensionApp):
         except RuntimeError:
             pass
 
-    def _publish(self, job_id: str, event: dict[str, Any]) -> None:
-        data = {"job": job_id, "seq": int(event["seq"]), "type": event["type"], "event": json.dumps(event, sort_keys=True)}
-        if event["type"] == "status":
-            data["state"] = event["state"]
-        self.serverapp.event_logger.emit(schema_id=JOB_EVENT_SCHEMA, data=data)
+    def _publish(self, job_id: str, events: list[dict[str, Any]]) -> None:
+        """One bus message per batch of new events (what one poll of the job brought), in seq order."""
+        data: dict[str, Any] = {"job": job_id, "first_seq": int(events[0]["seq"]), "last_seq": int(events[-1]["seq"]),
+                                "events": json.dumps(events, separators=(",", ":"))}  # fmt: skip
+        states = [e["state"] for e in events if e["type"] == "status"]
+        if states:
+            data["state"] = states[-1]
+        self.serverapp.event_logger.emit(schema_id=JOB_EVENTS_SCHEMA, data=data)
 
     def initialize_handlers(self) -> None:
         setup_route_handlers(self.serverapp.web_app)

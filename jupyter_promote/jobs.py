@@ -145,7 +145,7 @@ class JobManager:
         env_allowlist: tuple[str, ...],
         poll_interval: float,
         make_target: Callable[[str], Target] | None = None,
-        publish: Callable[[str, dict[str, Any]], None] = lambda job, event: None,
+        publish: Callable[[str, list[dict[str, Any]]], None] = lambda job, events: None,
         config: Any = None,
     ) -> None:
         self.store = store
@@ -260,8 +260,8 @@ class JobManager:
                 record.started_at = record.started_at or view.started_at
                 record.finished_at = view.finished_at
                 self.store.put_job(record, run_dir)
-            for event in new:
-                self.publish(job_id, event)
+            if new:
+                self.publish(job_id, new)
 
         def on_event(event: dict[str, Any], view: JobView) -> None:
             if not batch:  # runs once the pipeline has read everything this poll brought
@@ -283,7 +283,8 @@ class JobManager:
         self.store.put_job(record, None)
         event = {"seq": 1, "ts": record.finished_at, "job": record.id, "type": "status", "state": state,
                  "reason": reason, "message": message, "source": "server"}  # fmt: skip
-        for new in self.store.add_events(record.id, [event]):
+        new = self.store.add_events(record.id, [event])
+        if new:
             self.publish(record.id, new)
 
     async def cancel(self, job_id: str) -> JobRecord:

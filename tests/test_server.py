@@ -197,14 +197,21 @@ async def test_events_reach_the_event_bus_live(jp_fetch, jp_ws_fetch, notebooks)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         message = json.loads(await asyncio.wait_for(ws.read_message(), timeout=60))
-        if message.get("schema_id", "").endswith("jupyter_promote/job_event/v1") and message["job"] == body["id"]:
+        if message.get("schema_id", "").endswith("jupyter_promote/job_events/v1") and message["job"] == body["id"]:
             seen.append(message)
             if message.get("state") == "succeeded":
                 break
     ws.close()
     assert seen and seen[-1]["state"] == "succeeded"
-    assert [m["seq"] for m in seen] == list(range(1, len(seen) + 1))
-    assert json.loads(seen[0]["event"])["type"] == "status"
+    events = [event for message in seen for event in json.loads(message["events"])]
+    # every event once, in order, and each message's bounds are its own events'
+    assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
+    for message in seen:
+        batch = json.loads(message["events"])
+        assert (message["first_seq"], message["last_seq"]) == (batch[0]["seq"], batch[-1]["seq"])
+    assert events[0]["type"] == "status" and events[-1]["state"] == "succeeded"
+    _, stored = await api(jp_fetch, "jobs", body["id"], "events")
+    assert stored["events"] == events
 
 
 @pytest.fixture

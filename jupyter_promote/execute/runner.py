@@ -103,6 +103,9 @@ class Supervisor:
                 self._kill_kernel()
 
 
+#: Seconds a job kernel may take to start (``PROMOTE_KERNEL_START_TIMEOUT`` overrides).
+KERNEL_START_TIMEOUT_S = 300.0
+
 def _kernel_environment(run: RunDir, record: JobRecord) -> None:
     """Environment for the kernel (inherited through papermill): event file, job id, runtime overlay."""
     overlay = run.runtime_dir / "jupyter_promote"
@@ -201,6 +204,8 @@ def run(run_dir: str) -> int:
             log_output=True,
             progress_bar=False,
             request_save_on_cell_execute=True,
+            # papermill's 60 s is short for a busy cluster node (image layers, cold caches, neighbours)
+            start_timeout=float(os.environ.get("PROMOTE_KERNEL_START_TIMEOUT", KERNEL_START_TIMEOUT_S)),
         )
     except BaseException as exc:  # every way an execution ends is classified below
         error = exc
