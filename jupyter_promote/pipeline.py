@@ -191,14 +191,19 @@ class Pipeline:
         view = JobView()
         ended_at: float | None = None
 
+        written = (view.state, view.reason, 0.0)  # job.json: at once on a state change, else at most 1/s
+
         def drain() -> None:
+            nonlocal written
             events = tail.read()
             for event in events:
                 view.apply(event)
                 if on_event is not None:
                     on_event(event, view)
-            if events:
+            now = time.monotonic()
+            if events and ((view.state, view.reason) != written[:2] or view.state.final or now - written[2] >= 1.0):
                 self._update_record(record, view, run)
+                written = (view.state, view.reason, now)
 
         while True:
             drain()

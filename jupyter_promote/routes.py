@@ -98,7 +98,8 @@ class JobsHandler(PromoteHandler):
         records, total = self.manager.store.list_jobs(state=self.get_argument("state", None), notebook=full,
                                                       sweep=self.get_argument("sweep", None),
                                                       limit=limit, offset=offset)  # fmt: skip
-        self.finish(json.dumps({"jobs": [r.to_json() for r in records], "total": total, "limit": limit, "offset": offset}))
+        # the stored records are job.json documents already: sent as they are, not parsed and dumped again
+        self.finish(f'{{"jobs": [{", ".join(records)}], "total": {total}, "limit": {limit}, "offset": {offset}}}')
 
     @tornado.web.authenticated
     @authorized

@@ -82,8 +82,10 @@ class JobStore:
         sweep: str | None = None,
         limit: int = 50,
         offset: int = 0,
-    ) -> tuple[list[JobRecord], int]:
-        """One page of jobs, newest first, and the total that match."""
+    ) -> tuple[list[str], int]:
+        """One page of jobs, newest first, as their stored job.json text (what the API sends as it is),
+        and the total that match.
+        """
         where, args = [], []
         if state:
             where.append("state = ?")
@@ -100,7 +102,7 @@ class JobStore:
             rows = self._db.execute(
                 f"SELECT record FROM jobs{clause} ORDER BY created_at DESC, id LIMIT ? OFFSET ?", [*args, limit, offset]
             ).fetchall()
-        return [JobRecord.from_json(json.loads(r[0])) for r in rows], int(total)
+        return [r[0] for r in rows], int(total)
 
     def unfinished(self) -> list[tuple[JobRecord, str | None]]:
         marks = ",".join("?" for _ in FINAL_STATES)

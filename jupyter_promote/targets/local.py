@@ -9,7 +9,7 @@ import subprocess
 import sys
 from typing import Any, ClassVar
 
-from traitlets import Float, Unicode
+from traitlets import Float, Int, Unicode
 
 from ..models import JobRecord, JobState
 from ..rundir import RunDir
@@ -40,6 +40,11 @@ class LocalTarget(Target):
         config=True
     )
     kill_grace = Float(10.0, help="Seconds between SIGTERM and SIGKILL when a job is cancelled.").tag(config=True)
+    nice = Int(
+        0,
+        help="Niceness added to the job's processes, so a busy job leaves this machine's Jupyter server and "
+        "notebooks responsive (0: the job competes as an equal).",
+    ).tag(config=True)
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -55,9 +60,13 @@ class LocalTarget(Target):
             env["CUDA_VISIBLE_DEVICES"] = ",".join(str(i) for i in range(record.resources.gpus))
         usable = sorted(os.sched_getaffinity(0))
 
-        def pin() -> None:  # runs in the child, before exec
+        nice = self.nice
+
+        def before_exec() -> None:  # runs in the child
             if cpus:
                 os.sched_setaffinity(0, usable[: max(1, min(cpus, len(usable)))])
+            if nice:
+                os.nice(nice)
 
         with open(run.log, "ab") as log:
             proc = subprocess.Popen(
@@ -68,7 +77,7 @@ class LocalTarget(Target):
                 env=env,
                 cwd=str(run.path),
                 start_new_session=True,
-                preexec_fn=pin if cpus else None,
+                preexec_fn=before_exec if cpus or nice else None,
             )
         self._children[proc.pid] = proc
         return {"pid": proc.pid, "start_ticks": _start_ticks(proc.pid)}

@@ -1,0 +1,148 @@
+"""The sbatch script of a job: directives from its resources and the site's settings, then one command
+per container runtime. Deterministic (golden-tested).
+
+Nothing a user typed is pasted into the script unquoted: parameter values never reach it at all (the
+runner reads them from job.json), and every path or name that does is ``shlex.quote``-d or checked to be
+a plain token.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass, field
+
+from ..errors import UsageError
+from ..models import Resources
+
+RUNTIMES = ("none", "docker", "podman", "apptainer", "enroot")
+_TOKEN = re.compile(r"^[A-Za-z0-9_.,:@%+=/-]+$")  # what a #SBATCH value may be without quoting
+
+
+@dataclass(frozen=True)
+class SiteSettings:
+    """What the site configures on :class:`~jupyter_promote.targets.slurm.SlurmTarget`."""
+
+    partition: str = ""
+    account: str = ""
+    qos: str = ""
+    constraint: str = ""
+    gpu_directive: str = "gres"  # "gres" -> --gres=gpu:N, "gpus" -> --gpus=N
+    extra_directives: tuple[str, ...] = ()
+    skip_directives: tuple[str, ...] = ()
+    prologue: str = ""
+    epilogue: str = ""
+    container_runtime: str = "none"
+    container_args: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class JobScript:
+    """One job (or one job array) to render."""
+
+    job_name: str
+    run_dir: str  # for an array: the folder holding the tasks' run directories (tasks/INDEX)
+    notebook_dir: str
+    resources: Resources
+    python: str  # the interpreter that runs jupyter_promote on the node (runtime "none")
+    image: str = ""  # the environment image (container runtimes)
+    env: dict[str, str] = field(default_factory=dict)
+    array: str = ""  # e.g. "0-99%10"
+    venv_cache: str = ""
+
+
+def directives(job: JobScript, site: SiteSettings) -> list[str]:
+    res = job.resources
+    wanted: list[tuple[str, str]] = [("--job-name", job.job_name)]
+    if job.array:
+        wanted.append(("--array", job.array))
+    if res.cpus:
+        wanted.append(("--cpus-per-task", str(res.cpus)))
+    if res.memory_bytes:
+        wanted.append(("--mem", f"{max(1, -(-res.memory_bytes // (1 << 20)))}M"))
+    if res.gpus:
+        wanted.append(("--gpus", str(res.gpus)) if site.gpu_directive == "gpus" else ("--gres", f"gpu:{res.gpus}"))
+    if res.time_limit_s:
+        minutes = max(1, -(-res.time_limit_s // 60))
+        wanted.append(("--time", f"{minutes // 1440}-{minutes % 1440 // 60:02d}:{minutes % 60:02d}:00"))
+    for option, value in (("--partition", site.partition), ("--account", site.account), ("--qos", site.qos),
+                          ("--constraint", site.constraint)):  # fmt: skip
+        if value:
+            wanted.append((option, value))
+    lines = []
+    skip = {s if s.startswith("-") else f"--{s}" for s in site.skip_directives}
+    for option, value in wanted:
+        if option in skip:
+            continue
+        if not _TOKEN.match(value):
+            raise UsageError(f"{option} {value!r}: not a plain Slurm value (letters, digits and _.,:@%+=/- only)", subject=option)
+        lines.append(f"#SBATCH {option}={value}")
+    for extra in site.extra_directives:
+        if "\n" in extra:
+            raise UsageError(f"SlurmTarget.extra_directives {extra!r}: one directive per entry", subject="extra_directives")
+        lines.append(f"#SBATCH {extra.strip()}")
+    return lines
+
+
+def _runner_command(job: JobScript, site: SiteSettings, run_dir: str) -> list[str]:
+    runtime = site.container_runtime
+    q = shlex.quote
+    if runtime == "none":
+        return [
+            f'venv=$({q(job.python)} -m jupyter_promote.image.venv ensure {run_dir}/env {q(job.venv_cache)})',
+            'export JUPYTER_PATH="$venv/share/jupyter${JUPYTER_PATH:+:$JUPYTER_PATH}"',
+            "export JUPYTER_PROMOTE_KERNEL=promote-frozen",
+            f"{q(job.python)} -m jupyter_promote.execute.runner {run_dir}",
+        ]
+    mounts = [f"{run_dir}:{run_dir}", f"{q(job.notebook_dir)}:{q(job.notebook_dir)}:ro"]
+    runner = "/opt/promote/runner/bin/python -m jupyter_promote.execute.runner " + run_dir
+    extra = " ".join(q(a) for a in site.container_args)
+    envs = " ".join(f"-e {name}" for name in sorted(job.env))  # values come from the exports above
+    if runtime in ("docker", "podman"):
+        name = f'promote-"$SLURM_JOB_ID"{"-$SLURM_ARRAY_TASK_ID" if job.array else ""}'
+        limits = []
+        if job.resources.cpus:
+            limits.append(f"--cpus={job.resources.cpus}")
+        if job.resources.memory_bytes:
+            limits.append(f"--memory={job.resources.memory_bytes} --memory-swap={job.resources.memory_bytes}")
+        parts = [runtime, "run", "--rm", "--init", f"--name={name}", '--user="$(id -u):$(id -g)"',
+                 *(f"-v {m}" for m in mounts), "-e HOME=/tmp", "-e PYTHONUNBUFFERED=1", envs, *limits, extra,
+                 "--entrypoint=", q(job.image), runner]  # fmt: skip
+        return [" ".join(p for p in parts if p)]
+    if runtime == "apptainer":
+        binds = ",".join(mounts)
+        parts = ["apptainer", "exec", "--containall", "--cleanenv", f"--bind={binds}", "--env=HOME=/tmp",
+                 extra, q(f"docker://{job.image}"), runner]  # fmt: skip
+        return [" ".join(p for p in parts if p)]
+    if runtime == "enroot":  # through pyxis, Slurm's enroot plugin
+        image = job.image.replace("/", "#", 1) if "/" in job.image and "." in job.image.split("/", 1)[0] else job.image
+        parts = ["srun", "--ntasks=1", f"--container-image={q(image)}", f"--container-mounts={','.join(mounts)}",
+                 "--container-workdir=/tmp", "--no-container-mount-home", extra, runner]  # fmt: skip
+        return [" ".join(p for p in parts if p)]
+    raise UsageError(f"SlurmTarget.container_runtime {runtime!r}: not one of {', '.join(RUNTIMES)}", subject="container_runtime")
+
+
+def render(job: JobScript, site: SiteSettings) -> str:
+    """The whole batch script."""
+    q = shlex.quote
+    run_dir = '"$PROMOTE_RUN_DIR"'
+    lines = ["#!/bin/bash", f"# jupyter-promote job {job.job_name} (container runtime: {site.container_runtime})"]
+    lines += directives(job, site)
+    lines += ["", "set -uo pipefail"]
+    if job.array:
+        lines.append(f'export PROMOTE_RUN_DIR={q(job.run_dir)}/tasks/"$SLURM_ARRAY_TASK_ID"')
+    else:
+        lines.append(f"export PROMOTE_RUN_DIR={q(job.run_dir)}")
+    for name, value in sorted(job.env.items()):
+        lines.append(f"export {name}={q(value)}")
+    if job.resources.cpus:
+        lines.append(f"export OMP_NUM_THREADS={job.resources.cpus}")
+    lines.append("cd \"$PROMOTE_RUN_DIR\"")
+    if site.prologue.strip():
+        lines += ["# site prologue", site.prologue.strip()]
+    lines += _runner_command(job, site, run_dir)
+    lines.append("status=$?")
+    if site.epilogue.strip():
+        lines += ["# site epilogue", site.epilogue.strip()]
+    lines.append("exit $status")
+    return "\n".join(lines) + "\n"
