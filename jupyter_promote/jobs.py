@@ -239,7 +239,11 @@ class JobManager:
             prepared.log.emit("status", state="cancelled", reason="cancelled", message="cancelled before submit", source="server")
             await self._follow(pipeline, prepared, target)
             return
-        await pipeline.submit(prepared, target)
+        try:
+            await pipeline.submit(prepared, target)
+        except PromoteError as exc:  # refused by the target: the run directory is gone, the record says why
+            self._end_unsubmitted(prepared.record, "failed", "refused", str(exc))
+            return
         await self._follow(pipeline, prepared, target)
 
     async def _follow(self, pipeline: Pipeline, prepared: Prepared, target: Target) -> None:

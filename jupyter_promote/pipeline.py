@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import KernelError, UsageError
+from .errors import KernelError, PromoteError, UsageError
 from .events import JobView
 from .freeze import DEFAULT_ENV_ALLOWLIST, FrozenEnv, freeze, kernel_interpreter
 from .job.convert import convert, write_notebook
@@ -66,6 +66,15 @@ class Prepared:
     env: FrozenEnv
     has_parameters_cell: bool
     log: EventLog
+    created_dir: bool = True  # whether prepare made the run directory (else it emptied a given one)
+
+
+def _remove_run(path: Path, created: bool) -> None:
+    if created:
+        shutil.rmtree(path, ignore_errors=True)
+    elif path.is_dir():
+        for item in path.iterdir():
+            shutil.rmtree(item) if item.is_dir() else item.unlink()
 
 
 def new_job_id() -> str:
@@ -155,13 +164,9 @@ class Pipeline:
             write_notebook(conversion.notebook, str(run.job_notebook))
             run.write(record)
         except BaseException:
-            if created:
-                shutil.rmtree(path, ignore_errors=True)
-            else:
-                for item in path.iterdir():
-                    shutil.rmtree(item) if item.is_dir() else item.unlink()
+            _remove_run(path, created)
             raise
-        return Prepared(record, run, env, conversion.has_parameters_cell, log)
+        return Prepared(record, run, env, conversion.has_parameters_cell, log, created)
 
     def _image(self, options: ImageRequest, env: FrozenEnv, interpreter: Any, log: EventLog) -> dict[str, Any]:
         from .image import ImageBuilder
@@ -173,8 +178,15 @@ class Pipeline:
         return ref.to_json()
 
     async def submit(self, prepared: Prepared, target: Target) -> None:
+        """Hand the job to its target. A target that refuses it (sbatch's "invalid partition") leaves nothing
+        behind: the run directory goes, as if the promote had never started.
+        """
         record, run = prepared.record, prepared.run
-        record.handle = await target.submit(record, run)
+        try:
+            record.handle = await target.submit(record, run)
+        except PromoteError:
+            _remove_run(run.path, prepared.created_dir)
+            raise
         record.state = JobState.QUEUED
         run.write(record)
         prepared.log.emit("status", state="queued", source="pipeline", target=target.name)
@@ -191,6 +203,7 @@ class Pipeline:
         view = JobView()
         ended_at: float | None = None
 
+        reported_queue: tuple[str | None, str | None] = (None, None)
         written = (view.state, view.reason, 0.0)  # job.json: at once on a state change, else at most 1/s
 
         def drain() -> None:
@@ -211,6 +224,11 @@ class Pipeline:
                 await self._collect(prepared, target, view, drain)
                 return view
             status = (await target.poll({record.id: record.handle}))[record.id]
+            if status.state is JobState.QUEUED and (status.reason, status.message) != reported_queue:
+                reported_queue = (status.reason, status.message)
+                if view.state is JobState.RUNNING or status.reason not in (None, "pending"):
+                    # why it waits (Resources, Priority, ...), or that a running job went back to the queue
+                    prepared.log.emit("status", state="queued", reason=status.reason, message=status.message, source="target")
             if status.state is not None and status.state.final:
                 await asyncio.sleep(self.poll_interval)  # the runner's own final event wins if it made it
                 drain()

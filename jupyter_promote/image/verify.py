@@ -78,7 +78,11 @@ def verify_image(image: str, lock: dict[str, Any]) -> Verification:
     """Run the lock's introspection in ``image``'s frozen interpreter, with no network, and compare."""
     allowlist = ",".join(sorted(lock.get("env", {})))
     output = run_once(image, [f"{ENV_PREFIX}/bin/python", "-I", INTROSPECT_IN_IMAGE, allowlist], role="verify")
-    doc = json.loads(output)
+    return compare(lock, json.loads(output))
+
+
+def compare(lock: dict[str, Any], doc: dict[str, Any]) -> Verification:
+    """The verdict on an introspection ``doc`` of a rebuilt environment (an image, a node's venv) against ``lock``."""
     image_lock = build_lock(doc, kernel=None, created_at=0.0, host="image")
     differences = diff_packages(lock, image_lock)
     image_python = image_lock["python"]["version"]

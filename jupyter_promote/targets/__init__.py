@@ -9,11 +9,12 @@ from ..errors import TargetError
 from .base import Target, TargetStatus
 from .docker import DockerTarget
 from .local import LocalTarget
+from .slurm import SlurmTarget
 
 __all__ = ["BUILTIN_TARGETS", "Target", "TargetStatus", "load_target_classes", "target_class"]
 
 ENTRY_POINT_GROUP = "jupyter_promote.targets"
-BUILTIN_TARGETS: dict[str, type[Target]] = {"local": LocalTarget, "docker": DockerTarget}
+BUILTIN_TARGETS: dict[str, type[Target]] = {"local": LocalTarget, "docker": DockerTarget, "slurm": SlurmTarget}
 log = logging.getLogger("jupyter_promote")
 
 

@@ -16,7 +16,9 @@ from ..errors import UsageError
 from ..models import Resources
 
 RUNTIMES = ("none", "docker", "podman", "apptainer", "enroot")
-_TOKEN = re.compile(r"^[A-Za-z0-9_.,:@%+=/-]+$")  # what a #SBATCH value may be without quoting
+# what a #SBATCH value may hold: sbatch reads these lines itself (bash never does), so only whitespace and
+# line breaks could smuggle in another directive; constraint expressions keep their |&*()[]!
+_TOKEN = re.compile(r"^[A-Za-z0-9_.,:@%+=/|&*()\[\]!-]+$")
 
 
 @dataclass(frozen=True)
@@ -75,7 +77,7 @@ def directives(job: JobScript, site: SiteSettings) -> list[str]:
         if option in skip:
             continue
         if not _TOKEN.match(value):
-            raise UsageError(f"{option} {value!r}: not a plain Slurm value (letters, digits and _.,:@%+=/- only)", subject=option)
+            raise UsageError(f"{option} {value!r}: not a plain Slurm value (no spaces or line breaks)", subject=option)
         lines.append(f"#SBATCH {option}={value}")
     for extra in site.extra_directives:
         if "\n" in extra:
@@ -89,7 +91,7 @@ def _runner_command(job: JobScript, site: SiteSettings, run_dir: str) -> list[st
     q = shlex.quote
     if runtime == "none":
         return [
-            f'venv=$({q(job.python)} -m jupyter_promote.image.venv ensure {run_dir}/env {q(job.venv_cache)})',
+            f"venv=$({q(job.python)} -m jupyter_promote.image.venv ensure {run_dir} {q(job.venv_cache)}) || exit 4",
             'export JUPYTER_PATH="$venv/share/jupyter${JUPYTER_PATH:+:$JUPYTER_PATH}"',
             "export JUPYTER_PROMOTE_KERNEL=promote-frozen",
             f"{q(job.python)} -m jupyter_promote.execute.runner {run_dir}",
@@ -97,7 +99,8 @@ def _runner_command(job: JobScript, site: SiteSettings, run_dir: str) -> list[st
     mounts = [f"{run_dir}:{run_dir}", f"{q(job.notebook_dir)}:{q(job.notebook_dir)}:ro"]
     runner = "/opt/promote/runner/bin/python -m jupyter_promote.execute.runner " + run_dir
     extra = " ".join(q(a) for a in site.container_args)
-    envs = " ".join(f"-e {name}" for name in sorted(job.env))  # values come from the exports above
+    names = set(job.env) | ({"OMP_NUM_THREADS"} if job.resources.cpus else set())
+    envs = " ".join(f"-e {name}" for name in sorted(names))  # values come from the exports above
     if runtime in ("docker", "podman"):
         name = f'promote-"$SLURM_JOB_ID"{"-$SLURM_ARRAY_TASK_ID" if job.array else ""}'
         limits = []
@@ -133,10 +136,11 @@ def render(job: JobScript, site: SiteSettings) -> str:
         lines.append(f'export PROMOTE_RUN_DIR={q(job.run_dir)}/tasks/"$SLURM_ARRAY_TASK_ID"')
     else:
         lines.append(f"export PROMOTE_RUN_DIR={q(job.run_dir)}")
-    for name, value in sorted(job.env.items()):
-        lines.append(f"export {name}={q(value)}")
+    env = dict(job.env)
     if job.resources.cpus:
-        lines.append(f"export OMP_NUM_THREADS={job.resources.cpus}")
+        env["OMP_NUM_THREADS"] = str(job.resources.cpus)
+    for name, value in sorted(env.items()):
+        lines.append(f"export {name}={q(value)}")
     lines.append("cd \"$PROMOTE_RUN_DIR\"")
     if site.prologue.strip():
         lines += ["# site prologue", site.prologue.strip()]
