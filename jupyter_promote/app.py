@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 from pathlib import Path
 from typing import Any
@@ -14,6 +13,7 @@ from traitlets import Unicode, default
 
 from .config import PromoteSettings
 from .routes import setup_route_handlers
+from .store import event_text
 
 JOB_EVENTS_SCHEMA = "https://events.jupyter.org/jupyter_promote/job_events/v1"
 _SCHEMA_FILE = Path(__file__).parent / "events" / "schemas" / "job_events.yaml"
@@ -57,7 +57,7 @@ class PromoteExtension(ExtensionApp):
     def _publish(self, job_id: str, events: list[dict[str, Any]]) -> None:
         """One bus message per batch of new events (what one poll of the job brought), in seq order."""
         data: dict[str, Any] = {"job": job_id, "first_seq": int(events[0]["seq"]), "last_seq": int(events[-1]["seq"]),
-                                "events": json.dumps(events, separators=(",", ":"))}  # fmt: skip
+                                "events": "[" + ",".join(event_text(e) for e in events) + "]"}  # fmt: skip
         states = [e["state"] for e in events if e["type"] == "status"]
         if states:
             data["state"] = states[-1]

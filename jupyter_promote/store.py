@@ -43,6 +43,11 @@ CREATE TABLE IF NOT EXISTS transitions (
 """
 
 
+def event_text(event: dict[str, Any]) -> str:
+    """The JSON text of an event: the line it was read from when there is one (no second encoding)."""
+    return getattr(event, "text", None) or json.dumps(event, separators=(",", ":"))
+
+
 class JobStore:
     """Thread-safe access to one SQLite database file."""
 
@@ -120,7 +125,7 @@ class JobStore:
                 for event in events:
                     cur = self._db.execute(
                         "INSERT OR IGNORE INTO events (job, seq, body) VALUES (?, ?, ?)",
-                        (job_id, int(event["seq"]), json.dumps(event, sort_keys=True)),
+                        (job_id, int(event["seq"]), event_text(event)),
                     )
                     if cur.rowcount:
                         new.append(event)

@@ -164,3 +164,20 @@ def registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     yield f"127.0.0.1:{port}"
     proc.terminate()
     proc.wait(timeout=10)
+
+
+# ---- Slurm: the one-node cluster scripts/slurm-up.sh starts ------------------------------------------
+@pytest.fixture(scope="session")
+def slurm_cluster() -> None:
+    """The Slurm tests need the cluster that scripts/test.sh starts (scripts/slurm-up.sh); never skipped."""
+    probe = subprocess.run(["sinfo", "-h", "-o", "%T"], capture_output=True, text=True, check=False) if _which("sinfo") else None
+    if probe is None or probe.returncode != 0 or not probe.stdout.strip():
+        pytest.fail("no Slurm cluster answers: run scripts/slurm-up.sh (as root)")
+    if not any(s.startswith(("idle", "mix", "alloc")) for s in probe.stdout.split()):
+        subprocess.run(["scontrol", "update", "nodename=localhost", "state=resume"], capture_output=True, check=False)
+
+
+def _which(name: str) -> str | None:
+    import shutil
+
+    return shutil.which(name)

@@ -22,18 +22,25 @@ def prepare(request, monkeypatch):
         path = NOTEBOOKS / notebook
         image = None
         builder = None
-        if load_target_classes()[name].needs_image:
-            from jupyter_promote.image import ImageBuilder
-
+        if name != "local":  # a small environment: what a container or a node's venv is made of
             small = request.getfixturevalue("small_kernel")
             monkeypatch.setenv("JUPYTER_PATH", small["JUPYTER_PATH"])
             path = on_kernel(path, SMALL_KERNEL, tmp_path / "nb")
+        if load_target_classes()[name]().needs_image:
+            from jupyter_promote.image import ImageBuilder
+
             image, builder = ImageRequest(), ImageBuilder(base_image=BASE_IMAGE)
         pipeline = Pipeline(str(tmp_path / "runs"), poll_interval=0.1, image_builder=builder)
         req = PromoteRequest(notebook=str(path), target=name, monitor=MonitorSettings(), image=image)
         return pipeline, pipeline.prepare(req)
 
     return make
+
+
+@pytest.fixture(autouse=True)
+def _cluster(request):
+    if "slurm" in request.node.name:
+        request.getfixturevalue("slurm_cluster")
 
 
 @pytest.mark.parametrize("name", TARGETS)

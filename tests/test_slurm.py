@@ -1,0 +1,101 @@
+"""End to end on a real one-node Slurm cluster (scripts/slurm-up.sh): sbatch jobs followed to the end,
+a hostile parameter value, queue reasons, faults (scancel from outside, the time limit, a refused
+submission), on the venv runtime ("none") and in Docker containers.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import NOTEBOOKS, SMALL_KERNEL, events, job, on_kernel
+
+HOSTILE = "x'; touch /tmp/pwned-by-promote; '"
+
+
+@pytest.fixture
+def slurm_cli(cli, small_kernel, slurm_cluster, tmp_path):
+    cli.env.update(small_kernel)
+    cli.nb = lambda name, extra=(): on_kernel(NOTEBOOKS / name, SMALL_KERNEL, tmp_path / "nb", list(extra))
+    return cli
+
+
+def wait_for(predicate, timeout, what):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.3)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def state_of(run: Path) -> str:
+    try:
+        return job(run)["state"]
+    except (FileNotFoundError, ValueError):
+        return "pending"
+
+
+def test_slurm_job_runs_in_a_venv_from_the_lock_and_a_hostile_value_stays_a_string(slurm_cli):
+    # Given a parameter value that would run a command if it ever reached a shell unquoted
+    nb = slurm_cli.nb("success.ipynb", ["import sys; print('interpreter', sys.executable)"])
+    result = slurm_cli("run", str(nb), "--target", "slurm", "-p", "name", HOSTILE, timeout=900)
+    assert result.returncode == 0, result.stderr
+    run = slurm_cli.only_run()
+    record = job(run)
+    # Then it ran as a Slurm job, in the node's venv made from the lock, and the value arrived as a string
+    assert record["state"] == "succeeded" and record["handle"]["job_id"].isdigit()
+    output = (run / "output.ipynb").read_text()
+    assert json.dumps(f"hello {HOSTILE}")[1:-1] in output
+    assert "jupyter-promote/venvs/" in output  # the kernel was the recreated environment, not the notebook's
+    assert not Path("/tmp/pwned-by-promote").exists()
+    script = (run / "job.sbatch").read_text()
+    assert HOSTILE not in script and "#SBATCH --job-name=promote-success" in script
+    states = [e["state"] for e in events(run) if e["type"] == "status"]
+    assert states[-2:] == ["running", "succeeded"] and "queued" in states
+
+
+def test_scancel_from_outside_is_reported_as_cancelled(slurm_cli):
+    proc = slurm_cli.popen("run", str(slurm_cli.nb("hang.ipynb")), "--target", "slurm")
+    run = wait_for(lambda: next(iter(sorted(slurm_cli.runs.glob("*"))), None) if slurm_cli.runs.exists() else None, 120, "a run dir")
+    wait_for(lambda: state_of(run) == "running", 300, "the job to run")
+    subprocess.run(["scancel", job(run)["handle"]["job_id"]], check=True)
+    proc.wait(timeout=120)
+    record = job(run)
+    assert proc.returncode == 130 and record["state"] == "cancelled", (record, proc.stderr.read())
+
+
+def test_a_job_past_its_time_limit_is_reported_as_timeout(slurm_cli):
+    # Slurm's smallest limit is a minute; it checks limits every 30 s or so
+    result = slurm_cli("run", str(slurm_cli.nb("hang.ipynb")), "--target", "slurm", "--time", "1", timeout=400)
+    record = job(slurm_cli.only_run())
+    assert result.returncode == 1, result.stderr
+    assert (record["state"], record["reason"]) == ("failed", "timeout"), record
+    assert "time limit" in record["message"]
+
+
+def test_a_submission_slurm_refuses_is_a_clear_error_and_leaves_nothing(slurm_cli):
+    result = slurm_cli("run", str(slurm_cli.nb("success.ipynb")), "--target", "slurm", "--SlurmTarget.partition=nowhere")
+    assert result.returncode == 2, result.stderr
+    line = result.stderr.strip().splitlines()[-1]
+    assert "sbatch refused the job" in line and "partition" in line.lower()
+    assert "Traceback" not in result.stderr
+    assert not slurm_cli.runs.exists() or not any(slurm_cli.runs.iterdir())
+
+
+def test_slurm_job_in_a_docker_container(slurm_cli):
+    from conftest import BASE_IMAGE
+
+    nb = slurm_cli.nb("success.ipynb", ["import sys; print('interpreter', sys.executable)"])
+    result = slurm_cli("run", str(nb), "--target", "slurm", "--SlurmTarget.container_runtime=docker",
+                       f"--ImageBuilder.base_image={BASE_IMAGE}", "-p", "name", "boxed", timeout=900)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    run = slurm_cli.only_run()
+    output = (run / "output.ipynb").read_text()
+    assert "hello boxed" in output and "/opt/promote/env/bin/python" in output
+    assert "docker run" in (run / "job.sbatch").read_text()
