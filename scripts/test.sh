@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Install everything, then run every test: Python (pytest, real kernels and papermill) and the
-# labextension checks, against real kernels, a real Docker engine and a real registry. Exits non-zero when any test fails.
+# labextension checks, against real kernels, a real Docker engine, a real registry and a real Slurm cluster. Exits non-zero when any test fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 # a real Docker engine (and docker-registry) and the offline base image for the Docker tests
 bash scripts/docker-up.sh
 bash scripts/base-image.sh
+# a real one-node Slurm cluster (munged, slurmctld, slurmd) for the Slurm target's tests
+bash scripts/slurm-up.sh
 export PATH="$(pwd)/.venv/bin:$PATH"
 status=0
 # the prebuilt labextension is shipped and enabled

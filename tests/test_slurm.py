@@ -99,3 +99,19 @@ def test_slurm_job_in_a_docker_container(slurm_cli):
     output = (run / "output.ipynb").read_text()
     assert "hello boxed" in output and "/opt/promote/env/bin/python" in output
     assert "docker run" in (run / "job.sbatch").read_text()
+
+
+def test_a_job_waiting_for_resources_shows_slurms_reason(slurm_cli, tmp_path):
+    # Given the node's 2 CPUs taken by one job, a second job waits, and says why
+    first = slurm_cli.popen("run", str(slurm_cli.nb("hang.ipynb")), "--target", "slurm", "--cpus", "2")
+    run1 = wait_for(lambda: next(iter(sorted(slurm_cli.runs.glob("*"))), None) if slurm_cli.runs.exists() else None, 120, "run 1")
+    wait_for(lambda: state_of(run1) == "running", 300, "job 1 to run")
+    second = slurm_cli.popen("run", str(slurm_cli.nb("success.ipynb")), "--target", "slurm", "--cpus", "2")
+    run2 = wait_for(lambda: next((r for r in slurm_cli.runs.glob("*") if r != run1), None), 120, "run 2")
+    queued = wait_for(lambda: [e for e in events(run2) if e["type"] == "status" and e.get("source") == "target"], 60, "a reason")
+    assert queued[0]["state"] == "queued" and queued[0]["reason"] == "resources" and "Resources" in queued[0]["message"]
+    # When the first ends, the second runs
+    subprocess.run(["scancel", job(run1)["handle"]["job_id"]], check=True)
+    first.wait(timeout=120)
+    second.wait(timeout=300)
+    assert second.returncode == 0 and job(run2)["state"] == "succeeded"
