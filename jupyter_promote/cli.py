@@ -63,6 +63,22 @@ def build_parser() -> argparse.ArgumentParser:
     _monitor_options(run)
     _image_options(run)
 
+    sweep = sub.add_parser("sweep", help="run a notebook once per parameter set (a grid, or a YAML list); one job array on Slurm")
+    sweep.add_argument("notebook")
+    sweep.add_argument("-p", "--parameters", nargs="+", action="append", default=[], metavar=("NAME", "VALUE"),
+                       help="a parameter and its values, typed as papermill types -p (the grid is every combination)")  # fmt: skip
+    sweep.add_argument("-f", "--sets-file", metavar="SETS.yaml", help="a YAML list of parameter sets (or a grid mapping)")
+    sweep.add_argument("--target", help="where to run (default: local)")
+    sweep.add_argument("--max-parallel", type=int, default=None, metavar="N", help="tasks running at once (default: all)")
+    sweep.add_argument("--out", help="sweep directory (default: a new one under the runs directory)")
+    sweep.add_argument("--cpus")
+    sweep.add_argument("--memory")
+    sweep.add_argument("--gpus")
+    sweep.add_argument("--time", help="time limit of each task")
+    sweep.add_argument("--json", action="store_true", help="print the sweep's summary on stdout")
+    _monitor_options(sweep)
+    _image_options(sweep)
+
     build = sub.add_parser("build", help="build (or find) the verified container image of a kernel's environment")
     which = build.add_mutually_exclusive_group()
     which.add_argument("--kernel", help="kernelspec name (default: python3)")
@@ -71,8 +87,8 @@ def build_parser() -> argparse.ArgumentParser:
     build.add_argument("--dry-run", action="store_true", help="show the tag, the Dockerfile and the build context; build nothing")
     build.add_argument("--json", action="store_true", help="print the image record on stdout")
 
-    status = sub.add_parser("status", help="the state of a job (or of recent jobs)")
-    status.add_argument("job", nargs="?", help="run directory or job id")
+    status = sub.add_parser("status", help="the state of a job, a sweep, or recent jobs")
+    status.add_argument("job", nargs="?", help="run directory, sweep directory or job id")
     status.add_argument("--json", action="store_true")
 
     logs = sub.add_parser("logs", help="the job's stdout/stderr")
@@ -233,6 +249,105 @@ def cmd_run(args: argparse.Namespace, app: Any) -> int:
     return _EXIT_BY_STATE[view.state]
 
 
+def sweep_sets(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """The parameter sets of ``sweep``: the -p grid, or the sets file, never both."""
+    from .job.parameters import resolve_type
+    from .job.sweep import expand
+
+    if args.sets_file and args.parameters:
+        raise UsageError("-f and -p: give the sets in a file or as a grid, not both", subject="sweep")
+    if args.sets_file:
+        import yaml
+
+        try:
+            with open(args.sets_file, encoding="utf-8") as f:
+                spec = yaml.safe_load(f)
+        except OSError as exc:
+            raise UsageError(f"-f {args.sets_file}: {exc.strerror}", subject=args.sets_file) from None
+        except yaml.YAMLError:
+            raise UsageError(f"-f {args.sets_file}: not valid YAML", subject=args.sets_file) from None
+        return expand(spec, origin=f"-f {args.sets_file}")
+    grid: dict[str, list[Any]] = {}
+    for item in args.parameters:
+        if len(item) < 2:
+            raise UsageError(f"-p {item[0]}: give the parameter's values after its name", subject=item[0])
+        grid[item[0]] = [resolve_type(v) for v in item[1:]]
+    if not grid:
+        raise UsageError("sweep: nothing to vary (give -p NAME V1 V2 ... or -f SETS.yaml)", subject="sweep")
+    return expand(grid, origin="-p")
+
+
+def cmd_sweep(args: argparse.Namespace, app: Any) -> int:
+    from .pipeline import Pipeline, PromoteRequest
+    from .sweep_runner import prepare_sweep, run_sweep, summarise
+    from .targets import target_class
+
+    settings = app.settings
+    sets = sweep_sets(args)
+    if args.max_parallel is not None and args.max_parallel < 1:
+        raise UsageError(f"--max-parallel {args.max_parallel}: must be at least 1", subject="max_parallel")
+    target_name = args.target or settings.default_target
+    target = target_class(target_name)(config=app.config)
+    ok, why = target.available()
+    if not ok:
+        raise TargetUnavailable(f"--target {target_name}: unavailable: {why}", subject=target_name)
+    request = PromoteRequest(
+        notebook=args.notebook, target=target_name,
+        resources=settings.resources({"cpus": args.cpus, "memory": args.memory, "gpus": args.gpus, "time": args.time}),
+        monitor=monitor_settings(args, settings.monitor_defaults), deterministic=args.deterministic, out=args.out,
+        image=_image_request(args) if target.needs_image else None,
+    )  # fmt: skip
+    for warning in target.check_resources(request.resources):
+        _say(f"warning: {warning}")
+    builder = None
+    if target.needs_image:
+        from .image import ImageBuilder
+
+        builder = ImageBuilder(config=app.config)
+    pipeline = Pipeline(settings.runs_dir, tuple(settings.env_allowlist), settings.poll_interval, image_builder=builder,
+                        on_line=lambda line: _say(f"  {line}"))  # fmt: skip
+    sweep = prepare_sweep(pipeline, request, sets, args.max_parallel)
+    _say(f"sweep {sweep.id}: {len(sets)} tasks of {args.notebook} on {target.display_name} -> {sweep.path}")
+    done = [0]
+
+    def on_done(task: Any, view: Any) -> None:
+        done[0] += 1
+        from .job.sweep import label
+
+        _say(f"  [{done[0]}/{len(sets)}] task {task.record.sweep['index']} ({label(task.record.parameters)}): "
+             f"{view.state.value}" + (f" ({view.reason})" if view.reason and view.state is not JobState.SUCCEEDED else ""))  # fmt: skip
+
+    async def go() -> list[Any]:
+        loop = asyncio.get_running_loop()
+        work = asyncio.ensure_future(run_sweep(pipeline, sweep, target, on_done))
+        loop.add_signal_handler(signal.SIGINT, work.cancel)
+        try:
+            return await work
+        except asyncio.CancelledError:
+            _say("cancelling the sweep (Ctrl-C) ...")
+            for task in sweep.tasks:
+                if task.record.handle:
+                    await target.cancel(task.record.handle)
+            return []
+
+    views = asyncio.run(go())
+    summary = summarise(sweep.path)
+    _print_sweep(summary)
+    if args.json:
+        print(json.dumps(summary, indent=2, sort_keys=True))
+    if not views:
+        return EXIT_CANCELLED
+    return EXIT_OK if all(v.state is JobState.SUCCEEDED for v in views) else EXIT_JOB_FAILED
+
+
+def _print_sweep(summary: dict[str, Any], say: Any = _say) -> None:
+    states = ", ".join(f"{n} {s}" for s, n in sorted(summary["states"].items()))
+    say(f"sweep {summary['id']}: {summary['size']} tasks: {states}")
+    for name, ends in sorted(summary["metrics"].items()):
+        low, high = ends["min"], ends["max"]
+        say(f"  {name}: min {low['value']:g} (task {low['index']}), max {high['value']:g} (task {high['index']}) over {ends['tasks']} tasks")
+
+
 def cmd_build(args: argparse.Namespace, app: Any) -> int:
     import tempfile
 
@@ -359,6 +474,15 @@ def cmd_status(args: argparse.Namespace, app: Any) -> int:
                 started = time.strftime("%Y-%m-%d %H:%M", time.localtime(r.created_at))
                 print(f"{r.id}  {r.state.value:<10} {r.reason or '':<8} {r.target:<8} {started}  {os.path.basename(r.notebook)}")
         return EXIT_OK
+    if os.path.isfile(os.path.join(args.job, "sweep.json")):
+        from .sweep_runner import summarise
+
+        summary = summarise(Path(args.job))
+        if args.json:
+            print(json.dumps(summary, indent=2, sort_keys=True))
+        else:
+            _print_sweep(summary, print)
+        return EXIT_OK
     record, view = reconcile(_find_run(args.job, app.settings.runs_dir), app)
     if args.json:
         print(json.dumps(record.to_json(), indent=2, sort_keys=True))
@@ -398,7 +522,7 @@ def cmd_logs(args: argparse.Namespace, app: Any) -> int:
         time.sleep(0.5)
 
 
-COMMANDS = {"build": cmd_build, "freeze": cmd_freeze, "convert": cmd_convert, "run": cmd_run, "status": cmd_status, "logs": cmd_logs}
+COMMANDS = {"sweep": cmd_sweep, "build": cmd_build, "freeze": cmd_freeze, "convert": cmd_convert, "run": cmd_run, "status": cmd_status, "logs": cmd_logs}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -187,6 +187,11 @@ class Pipeline:
         except PromoteError:
             _remove_run(run.path, prepared.created_dir)
             raise
+        await self.mark_submitted(prepared, target)
+
+    async def mark_submitted(self, prepared: Prepared, target: Target) -> None:
+        """The job has its handle: it is queued on the target."""
+        record, run = prepared.record, prepared.run
         record.state = JobState.QUEUED
         run.write(record)
         prepared.log.emit("status", state="queued", source="pipeline", target=target.name)

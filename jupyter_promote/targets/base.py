@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, ClassVar
 
 from traitlets.config import LoggingConfigurable
@@ -65,6 +66,14 @@ class Target(LoggingConfigurable):
     async def submit(self, record: JobRecord, run: RunDir) -> dict[str, Any]:
         """Start the job in ``run`` and return the handle to store in job.json."""
         raise NotImplementedError
+
+    async def submit_array(
+        self, records: list[JobRecord], runs: list[RunDir], sweep_dir: Path, max_parallel: int | None
+    ) -> list[dict[str, Any]] | None:
+        """Submit the tasks of a sweep in one go (a Slurm job array) and return their handles, in order;
+        None when this target takes jobs one at a time (the sweep then submits them one by one).
+        """
+        return None
 
     async def poll(self, handles: dict[str, dict[str, Any]]) -> dict[str, TargetStatus]:
         """The status of many jobs in one call: job id -> status."""

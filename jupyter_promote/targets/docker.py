@@ -83,6 +83,9 @@ class DockerTarget(Target):
             raise UsageError(f"job {record.id}: the docker target needs an image and the job has none", subject=record.id)
         res = record.resources
         volumes = {str(run.path): {"bind": str(run.path), "mode": "rw"}}
+        shared = os.path.dirname(os.path.realpath(run.job_notebook))  # a sweep task links to its sweep's notebook
+        if shared != os.path.realpath(run.path):
+            volumes.setdefault(shared, {"bind": shared, "mode": "ro"})
         notebook_dir = os.path.dirname(record.notebook)
         if self.mount_notebook_dir and notebook_dir and os.path.isdir(notebook_dir):
             volumes.setdefault(notebook_dir, {"bind": notebook_dir, "mode": "ro"})

@@ -176,13 +176,14 @@ class SlurmTarget(Target):
         return answer
 
     # ---- submit ---------------------------------------------------------------------------------
-    def script_for(self, record: JobRecord, run: RunDir, array: str = "") -> str:
+    def script_for(self, record: JobRecord, run: RunDir | Path, array: str = "") -> str:
+        """The batch script of ``record`` (for an array: of all its tasks, run directories ``run/tasks/N``)."""
         image = ""
         if self.needs_image and record.image:
             image = record.image.get("digest") or record.image["ref"]
         env = {k: v for k, v in record.env.items() if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", k)}
         job = JobScript(
-            job_name=_job_name(record.notebook), run_dir=str(run.path), notebook_dir=os.path.dirname(record.notebook),
+            job_name=_job_name(record.notebook), run_dir=str(run.path if isinstance(run, RunDir) else run), notebook_dir=os.path.dirname(record.notebook),
             resources=record.resources, python=self.python, image=image, env=env, array=array,
             venv_cache=self.venv_cache,
         )  # fmt: skip
@@ -194,6 +195,21 @@ class SlurmTarget(Target):
         job_id = await self.sbatch_script(script, run.log, run.path)
         self._watched[job_id] = record.id
         return {"job_id": job_id}
+
+    async def submit_array(
+        self, records: list[JobRecord], runs: list[RunDir], sweep_dir: Path, max_parallel: int | None
+    ) -> list[dict[str, Any]] | None:
+        """One ``sbatch --array`` for every task; each task reads its own run directory by its index."""
+        if [r.path for r in runs] != [sweep_dir / "tasks" / str(i) for i in range(len(runs))]:
+            return None  # not laid out as a sweep: one by one
+        array = f"0-{len(records) - 1}" + (f"%{max_parallel}" if max_parallel else "")
+        script = sweep_dir / "job.sbatch"
+        script.write_text(self.script_for(records[0], sweep_dir, array))
+        array_id = await self.sbatch_script(script, sweep_dir / "tasks" / "%a" / "job.log", sweep_dir)
+        handles = [{"job_id": f"{array_id}_{i}", "array": array_id} for i in range(len(records))]
+        for record, handle in zip(records, handles, strict=True):
+            self._watched[handle["job_id"]] = record.id
+        return handles
 
     async def sbatch_script(self, script: Path, log: Path, cwd: Path) -> str:
         """Submit a rendered script; the Slurm job id, or a :class:`TargetError` carrying sbatch's message."""
@@ -222,9 +238,10 @@ class SlurmTarget(Target):
 
     async def _query(self) -> None:
         ids = sorted(self._watched, key=lambda i: (len(i), i))
+        jobs = sorted({i.split("_")[0] for i in ids}, key=lambda i: (len(i), i))  # an array's tasks: its id
         self.commands_run += 1
         proc = await asyncio.create_subprocess_exec(
-            self.squeue, "-h", "--states=all", f"--jobs={','.join(ids)}", "-o", "%i|%T|%r",
+            self.squeue, "-h", "-r", "--states=all", f"--jobs={','.join(jobs)}", "-o", "%i|%T|%r",
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
         )  # fmt: skip
         out, err = await proc.communicate()

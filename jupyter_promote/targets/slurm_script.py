@@ -96,7 +96,9 @@ def _runner_command(job: JobScript, site: SiteSettings, run_dir: str) -> list[st
             "export JUPYTER_PROMOTE_KERNEL=promote-frozen",
             f"{q(job.python)} -m jupyter_promote.execute.runner {run_dir}",
         ]
-    mounts = [f"{run_dir}:{run_dir}", f"{q(job.notebook_dir)}:{q(job.notebook_dir)}:ro"]
+    # a sweep's tasks link to the job notebook and environment in the sweep folder: mount all of it
+    root = q(job.run_dir) if job.array else run_dir
+    mounts = [f"{root}:{root}", f"{q(job.notebook_dir)}:{q(job.notebook_dir)}:ro"]
     runner = "/opt/promote/runner/bin/python -m jupyter_promote.execute.runner " + run_dir
     extra = " ".join(q(a) for a in site.container_args)
     names = set(job.env) | ({"OMP_NUM_THREADS"} if job.resources.cpus else set())
