@@ -229,10 +229,14 @@ class Pipeline:
                 await self._collect(prepared, target, view, drain)
                 return view
             status = (await target.poll({record.id: record.handle}))[record.id]
-            if status.state is JobState.QUEUED and (status.reason, status.message) != reported_queue:
+            if status.state is not JobState.QUEUED:
+                reported_queue = (None, None)  # so that going back to the queue is reported
+            elif (status.reason, status.message) != reported_queue:
                 reported_queue = (status.reason, status.message)
-                if view.state is JobState.RUNNING or status.reason not in (None, "pending"):
-                    # why it waits (Resources, Priority, ...), or that a running job went back to the queue
+                if view.state is JobState.RUNNING:  # a running job went back to the queue (node failure, preemption)
+                    prepared.log.emit("status", state="queued", reason="requeued", source="target",
+                                      message=f"requeued while running: {status.message or 'back in the queue'}")  # fmt: skip
+                elif status.reason not in (None, "pending"):  # why it waits: Resources, Priority, ...
                     prepared.log.emit("status", state="queued", reason=status.reason, message=status.message, source="target")
             if status.state is not None and status.state.final:
                 await asyncio.sleep(self.poll_interval)  # the runner's own final event wins if it made it

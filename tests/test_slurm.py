@@ -115,3 +115,24 @@ def test_a_job_waiting_for_resources_shows_slurms_reason(slurm_cli, tmp_path):
     first.wait(timeout=120)
     second.wait(timeout=300)
     assert second.returncode == 0 and job(run2)["state"] == "succeeded"
+
+
+def test_a_node_failure_during_a_job_is_reported_not_left_running(slurm_cli):
+    proc = slurm_cli.popen("run", str(slurm_cli.nb("hang.ipynb")), "--target", "slurm")
+    run = wait_for(lambda: next(iter(sorted(slurm_cli.runs.glob("*"))), None) if slurm_cli.runs.exists() else None, 120, "a run dir")
+    wait_for(lambda: state_of(run) == "running", 300, "the job to run")
+    subprocess.run(["pkill", "-9", "-x", "slurmd"], check=True)
+    try:
+        # Slurm notices the silent node after SlurmdTimeout (10 s here) and requeues its batch job (or fails it)
+        reported = wait_for(lambda: [e for e in events(run) if e["type"] == "status" and e.get("source") == "target"
+                                     and (e["state"], e.get("reason")) in (("queued", "requeued"), ("failed", "node_fail"))],
+                            120, "the node failure to be reported")  # fmt: skip
+        assert state_of(run) in ("queued", "failed"), job(run)
+        assert "requeued" in reported[0]["message"] or "node" in reported[0]["message"]
+    finally:
+        subprocess.run(["slurmd"], check=False)
+        wait_for(lambda: subprocess.run(["sinfo", "-h", "-o", "%T"], capture_output=True, text=True).stdout.strip()
+                 in ("idle", "mixed", "allocated"), 120, "the node to come back")  # fmt: skip
+        subprocess.run(["scancel", job(run)["handle"]["job_id"]], check=False)
+        proc.wait(timeout=120)
+    assert job(run)["state"] == "cancelled"
