@@ -158,6 +158,7 @@ class JobManager:
         self._active: dict[str, tuple[Pipeline, Prepared, Target]] = {}
         self._cancel_requested: set[str] = set()
         self._tasks: set[asyncio.Task[None]] = set()
+        self._targets: dict[str, Target] = {}
 
     def _pipeline(self) -> Pipeline:
         from .image import ImageBuilder
@@ -186,8 +187,16 @@ class JobManager:
             ids.append(self._start(task, target, slots))
         return sweep_id, ids
 
+    def target(self, name: str) -> Target:
+        """One instance per target for the server's lifetime: its jobs share it, so a target that polls in
+        batches (Slurm: one squeue for all) sees them all.
+        """
+        if name not in self._targets:
+            self._targets[name] = self.make_target(name)
+        return self._targets[name]
+
     def _checked_target(self, request: PromoteRequest) -> Target:
-        target = self.make_target(request.target)
+        target = self.target(request.target)
         ok, why = target.available()
         if not ok:
             raise TargetUnavailable(f"target {request.target}: unavailable: {why}", subject=request.target)
@@ -357,7 +366,7 @@ class JobManager:
                 self._end_unsubmitted(record, "failed", "lost", "the server stopped before the job was submitted")
                 continue
             try:
-                target = self.make_target(current.target)
+                target = self.target(current.target)
             except PromoteError as exc:
                 self._end_unsubmitted(current, "failed", "lost", str(exc))
                 continue

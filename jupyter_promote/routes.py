@@ -76,7 +76,7 @@ class TargetsHandler(PromoteHandler):
         classes = load_target_classes()
         for name in self.settings["jupyter_promote_settings"].target_names():
             cls = classes[name]
-            target = cls(config=self.config)
+            target = self.manager.target(name)
             ok, why = target.available()
             targets.append(
                 {"name": name, "display_name": cls.display_name, "available": ok, "reason": why,

@@ -187,3 +187,33 @@ def test_bad_inputs_are_one_line_errors_with_exit_2(cli, tmp_path):
         lines = result.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("jupyter promote: error:"), (args, result.stderr)
     assert not cli.runs.exists() or not any(cli.runs.iterdir())
+
+
+def test_a_kernel_that_dies_before_its_first_reply_is_started_again(cli, tmp_path):
+    # Given a kernel that dies at its first start (as one does whose port a neighbour took), then works
+    import sys
+
+    from conftest import on_kernel
+
+    marker = tmp_path / "died-once"
+    wrapper = tmp_path / "flaky_kernel.py"
+    wrapper.write_text(
+        "import os, sys\n"
+        f"marker = {str(marker)!r}\n"
+        "if not os.path.exists(marker):\n"
+        "    open(marker, 'w').close()\n"
+        "    sys.exit(1)\n"
+        "os.execv(sys.executable, [sys.executable, '-m', 'ipykernel_launcher', *sys.argv[1:]])\n"
+    )
+    spec = tmp_path / "jupyter" / "kernels" / "flaky"
+    spec.mkdir(parents=True)
+    (spec / "kernel.json").write_text(json.dumps({"argv": [sys.executable, str(wrapper), "-f", "{connection_file}"],
+                                                  "display_name": "flaky", "language": "python"}))  # fmt: skip
+    nb = on_kernel(NOTEBOOKS / "success.ipynb", "flaky", tmp_path / "nb")
+    # When it is promoted, Then the runner starts the kernel once more and the job succeeds
+    result = cli("run", str(nb), env={"JUPYTER_PATH": str(tmp_path / "jupyter")})
+    assert result.returncode == 0, result.stderr
+    run = cli.only_run()
+    retries = [e for e in events(run) if e["type"] == "alert" and e["kind"] == "kernel_start"]
+    assert marker.exists() and len(retries) == 1 and "Kernel died" in retries[0]["message"]
+    assert job(run)["state"] == "succeeded"

@@ -105,6 +105,13 @@ class Supervisor:
 
 #: Seconds a job kernel may take to start (``PROMOTE_KERNEL_START_TIMEOUT`` overrides).
 KERNEL_START_TIMEOUT_S = 300.0
+#: Kernel starts tried before the job fails (only while no cell has run).
+KERNEL_START_ATTEMPTS = 2
+
+
+def _start_failure(exc: BaseException) -> bool:
+    text = str(exc)
+    return text.startswith("Kernel died before replying to kernel_info") or text.startswith("Kernel didn't respond")
 
 def _kernel_environment(run: RunDir, record: JobRecord) -> None:
     """Environment for the kernel (inherited through papermill): event file, job id, runtime overlay."""
@@ -194,19 +201,31 @@ def run(run_dir: str) -> int:
 
         papermill_engines.register("promote", engine.PromoteEngine)  # also an entry point; explicit here
         supervisor.start()
-        papermill.execute_notebook(
-            str(run.job_notebook),
-            str(run.output_notebook),
-            parameters=record.parameters,
-            engine_name="promote",
-            kernel_name=os.environ.get("JUPYTER_PROMOTE_KERNEL") or record.kernel,  # set by environment images
-            cwd=_working_dir(run, record),
-            log_output=True,
-            progress_bar=False,
-            request_save_on_cell_execute=True,
-            # papermill's 60 s is short for a busy cluster node (image layers, cold caches, neighbours)
-            start_timeout=float(os.environ.get("PROMOTE_KERNEL_START_TIMEOUT", KERNEL_START_TIMEOUT_S)),
-        )
+        for attempt in range(1, KERNEL_START_ATTEMPTS + 1):
+            try:
+                papermill.execute_notebook(
+                    str(run.job_notebook),
+                    str(run.output_notebook),
+                    parameters=record.parameters,
+                    engine_name="promote",
+                    kernel_name=os.environ.get("JUPYTER_PROMOTE_KERNEL") or record.kernel,  # set by environment images
+                    cwd=_working_dir(run, record),
+                    log_output=True,
+                    progress_bar=False,
+                    request_save_on_cell_execute=True,
+                    # papermill's 60 s is short for a busy cluster node (image layers, cold caches, neighbours)
+                    start_timeout=float(os.environ.get("PROMOTE_KERNEL_START_TIMEOUT", KERNEL_START_TIMEOUT_S)),
+                )
+                break
+            except RuntimeError as exc:
+                # a kernel that dies before its first reply (a port taken by a neighbour between choosing and
+                # binding it, a node under load) ran nothing yet: start it once more
+                tracker = engine.active_tracker
+                fresh = tracker is None or tracker.started is None
+                if attempt == KERNEL_START_ATTEMPTS or not fresh or supervisor.stop_reason or not _start_failure(exc):
+                    raise
+                log.emit("alert", kind="kernel_start", action="retry", source="runner",
+                         message=f"the kernel did not start ({exc}); starting it again")  # fmt: skip
     except BaseException as exc:  # every way an execution ends is classified below
         error = exc
     finally:
