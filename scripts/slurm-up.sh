@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# A real one-node Slurm cluster on localhost for the Slurm target's tests: installs slurm-wlm and munge
-# when missing (Debian packages), writes its own slurm.conf, starts munged, slurmctld and slurmd as root
+# A real one-node Slurm cluster on localhost for the Slurm target's tests: installs slurm-wlm, munge and
+# podman when missing (Debian packages), writes its own slurm.conf, starts munged, slurmctld and slurmd as root
 # and waits until sinfo shows the node idle. Idempotent: a cluster that already answers is left alone.
 #
 # No accounting database: the target follows jobs with squeue --states=all (finished jobs stay visible
@@ -18,9 +18,10 @@ stop() {
 if [ "${1:-}" = stop ]; then stop; exit 0; fi
 
 if [ "$(id -u)" != 0 ]; then echo "slurm-up: needs root (it starts slurmctld and slurmd)" >&2; exit 1; fi
-if ! command -v slurmctld >/dev/null || ! command -v munged >/dev/null; then
-  echo "slurm-up: installing slurm-wlm and munge"
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q slurm-wlm munge >/dev/null
+if ! command -v slurmctld >/dev/null || ! command -v munged >/dev/null || ! command -v podman >/dev/null; then
+  # the nodes' container runtimes besides Docker: podman (with catatonit for --init)
+  echo "slurm-up: installing slurm-wlm, munge and podman"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q slurm-wlm munge podman catatonit >/dev/null
 fi
 
 # munge: a key, its folders, the daemon

@@ -136,3 +136,23 @@ def test_a_node_failure_during_a_job_is_reported_not_left_running(slurm_cli):
         subprocess.run(["scancel", job(run)["handle"]["job_id"]], check=False)
         proc.wait(timeout=120)
     assert job(run)["state"] == "cancelled"
+
+
+def test_slurm_job_in_a_podman_container_pulled_from_the_registry(slurm_cli, registry):
+    from conftest import BASE_IMAGE
+
+    # Given the environment image pushed to a registry (what cluster nodes pull by digest)
+    nb = slurm_cli.nb("success.ipynb", ["import sys; print('interpreter', sys.executable)"])
+    podman = [f"--SlurmTarget.container_args={a}" for a in ("--ulimit", "nofile=1024:1024", "--ulimit", "nproc=1024:1024",
+                                                            "--tls-verify=false")]  # fmt: skip
+    result = slurm_cli("run", str(nb), "--target", "slurm", "--SlurmTarget.container_runtime=podman", *podman,
+                       f"--ImageBuilder.base_image={BASE_IMAGE}", "--push", "--registry", f"{registry}/promote",
+                       "-p", "name", "podded", timeout=900)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    run = slurm_cli.only_run()
+    record = job(run)
+    script = (run / "job.sbatch").read_text()
+    # Then the node ran it with podman, from the registry digest, in the frozen interpreter
+    assert "podman run" in script and record["image"]["digest"] in script
+    output = (run / "output.ipynb").read_text()
+    assert "hello podded" in output and "/opt/promote/env/bin/python" in output
