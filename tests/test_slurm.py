@@ -127,7 +127,7 @@ def test_a_node_failure_during_a_job_is_reported_not_left_running(slurm_cli):
         reported = wait_for(lambda: [e for e in events(run) if e["type"] == "status" and e.get("source") == "target"
                                      and (e["state"], e.get("reason")) in (("queued", "requeued"), ("failed", "node_fail"))],
                             120, "the node failure to be reported")  # fmt: skip
-        assert state_of(run) in ("queued", "failed"), job(run)
+        wait_for(lambda: state_of(run) in ("queued", "failed"), 10, "job.json to follow the event")  # the next poll
         assert "requeued" in reported[0]["message"] or "node" in reported[0]["message"]
     finally:
         subprocess.run(["slurmd"], check=False)
