@@ -47,6 +47,7 @@ class PromoteExtension(ExtensionApp):
             make_target=lambda name: target_class(name)(config=self.config),
             publish=self._publish,
             config=self.config,
+            parity_tolerance=settings.parity_tolerance,
         )
         self.settings.update({"jupyter_promote_settings": settings, "jupyter_promote_jobs": self.jobs})
         try:  # a server embedded in a running loop (tests, some launchers) never calls the start hook

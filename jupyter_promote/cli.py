@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .errors import EXIT_CANCELLED, EXIT_JOB_FAILED, EXIT_OK, JobNotFound, PromoteError, TargetUnavailable, UsageError
+from .errors import EXIT_CANCELLED, EXIT_JOB_FAILED, EXIT_OK, EXIT_PARITY_FAILED, JobNotFound, PromoteError, TargetUnavailable, UsageError
 from .models import JobState, MonitorSettings
 
 _CONFIG_FLAG = re.compile(r"^--[A-Za-z_]\w*\.[A-Za-z_]\w*(=.*)?$")
@@ -78,6 +78,11 @@ def build_parser() -> argparse.ArgumentParser:
     sweep.add_argument("--json", action="store_true", help="print the sweep's summary on stdout")
     _monitor_options(sweep)
     _image_options(sweep)
+
+    compare = sub.add_parser("compare", help="parity of runs with the notebook's tested baseline, and their environment diff")
+    compare.add_argument("notebook", help="the saved source notebook (its promote.report outputs are the baseline)")
+    compare.add_argument("runs", nargs="+", metavar="RUN_DIR")
+    compare.add_argument("--json", action="store_true")
 
     build = sub.add_parser("build", help="build (or find) the verified container image of a kernel's environment")
     which = build.add_mutually_exclusive_group()
@@ -221,6 +226,7 @@ def cmd_run(args: argparse.Namespace, app: Any) -> int:
         settings.poll_interval,
         image_builder=builder,
         on_line=lambda line: progress.note(f"  {line}"),
+        parity_tolerance=settings.parity_tolerance,
     )
     prepared = pipeline.prepare(request)
     progress.note(f"promoting {args.notebook} to {target.display_name}")
@@ -244,9 +250,59 @@ def cmd_run(args: argparse.Namespace, app: Any) -> int:
         summary = f"{view.state.value} ({view.reason}): {view.message}"
     progress.note(f"job {record.id} {summary}")
     progress.note(f"  output: {prepared.run.output_notebook}")
+    parity_failed = _show_parity(prepared.run.path, record, progress.note)
     if args.json:
         print(json.dumps(record.to_json(), indent=2, sort_keys=True))
-    return _EXIT_BY_STATE[view.state]
+    return EXIT_PARITY_FAILED if parity_failed and view.state is JobState.SUCCEEDED else _EXIT_BY_STATE[view.state]
+
+
+def _show_parity(run_dir: Path, record: Any, say: Any) -> bool:
+    """Print the parity report of a run that has a baseline; whether parity failed."""
+    from .parity import REPORT_FILE
+
+    if not record.parity or record.parity["verdict"] == "no baseline":
+        return False
+    report = run_dir / REPORT_FILE
+    for line in (report.read_text().splitlines() if report.exists() else [f"parity: {record.parity['verdict']}"]):
+        say(line)
+    return record.parity["verdict"] != "pass"
+
+
+def cmd_compare(args: argparse.Namespace, app: Any) -> int:
+    import tempfile
+
+    from . import parity
+    from .events import JobView
+    from .freeze import LOCK_FILE, freeze, kernel_interpreter
+    from .job.notebook import kernel_of, read_notebook
+    from .runtime.events import read_events
+
+    nb = read_notebook(args.notebook)
+    runs = []
+    for path in args.runs:
+        run = Path(path)
+        if not (run / "job.json").is_file() or not (run / "env" / LOCK_FILE).is_file():
+            raise UsageError(f"{path}: not a run directory (no job.json and env/{LOCK_FILE})", subject=path)
+        runs.append(run)
+    # the notebook kernel's environment as it is now, against the one each run was made from
+    with tempfile.TemporaryDirectory(prefix="promote-compare-") as tmp:
+        env = freeze(kernel_interpreter(kernel_of(nb, args.notebook)), os.path.join(tmp, "env"),
+                     env_allowlist=tuple(app.settings.env_allowlist))  # fmt: skip
+        notebook_lock = env.lock
+    failed = False
+    results = []
+    for run in runs:
+        view = JobView().fold(read_events(str(run / "events.jsonl")))
+        job_lock = json.loads((run / "env" / LOCK_FILE).read_text())
+        result = parity.judge(nb, dict(view.metrics), notebook_lock, job_lock, app.settings.parity_tolerance)
+        text = parity.write(run, result, f"{run.name} against {os.path.basename(args.notebook)}")
+        failed |= result["verdict"] != "pass"
+        results.append({"run": str(run), **result})
+        if not args.json:
+            print(text, end="")
+    if args.json:
+        print(json.dumps(results, indent=2, sort_keys=True))
+    return EXIT_PARITY_FAILED if failed else EXIT_OK
 
 
 def sweep_sets(args: argparse.Namespace) -> list[dict[str, Any]]:
@@ -305,7 +361,7 @@ def cmd_sweep(args: argparse.Namespace, app: Any) -> int:
 
         builder = ImageBuilder(config=app.config)
     pipeline = Pipeline(settings.runs_dir, tuple(settings.env_allowlist), settings.poll_interval, image_builder=builder,
-                        on_line=lambda line: _say(f"  {line}"))  # fmt: skip
+                        on_line=lambda line: _say(f"  {line}"), parity_tolerance=settings.parity_tolerance)  # fmt: skip
     sweep = prepare_sweep(pipeline, request, sets, args.max_parallel)
     _say(f"sweep {sweep.id}: {len(sets)} tasks of {args.notebook} on {target.display_name} -> {sweep.path}")
     done = [0]
@@ -522,7 +578,7 @@ def cmd_logs(args: argparse.Namespace, app: Any) -> int:
         time.sleep(0.5)
 
 
-COMMANDS = {"sweep": cmd_sweep, "build": cmd_build, "freeze": cmd_freeze, "convert": cmd_convert, "run": cmd_run, "status": cmd_status, "logs": cmd_logs}
+COMMANDS = {"compare": cmd_compare, "sweep": cmd_sweep, "build": cmd_build, "freeze": cmd_freeze, "convert": cmd_convert, "run": cmd_run, "status": cmd_status, "logs": cmd_logs}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -35,6 +35,11 @@ class PromoteSettings(Configurable):
         help='Monitor settings a job gets when its request names none, e.g. {"stall_timeout_s": 300, "nan_action": "alert"}.'
     ).tag(config=True)
 
+    parity_tolerance = Dict(
+        help='Tolerance per metric where the notebook declares none: a number (absolute) or {"abs": A, "rel": R}, '
+        'e.g. {"accuracy": 0.01, "loss": {"rel": 0.05}}. Undeclared metrics must match exactly.'
+    ).tag(config=True)
+
     def resources(self, given: dict[str, Any]) -> Resources:
         """``given`` resources (cpus, memory, gpus, time; None = not given) over ``default_resources``."""
         merged = {**self.default_resources, **{k: v for k, v in given.items() if v is not None}}

@@ -147,8 +147,10 @@ class JobManager:
         make_target: Callable[[str], Target] | None = None,
         publish: Callable[[str, list[dict[str, Any]]], None] = lambda job, events: None,
         config: Any = None,
+        parity_tolerance: dict[str, Any] | None = None,
     ) -> None:
         self.store = store
+        self.parity_tolerance = dict(parity_tolerance or {})
         self.runs_dir = runs_dir
         self.env_allowlist = env_allowlist
         self.poll_interval = poll_interval
@@ -164,7 +166,8 @@ class JobManager:
         from .image import ImageBuilder
 
         builder = ImageBuilder(config=self.config) if self.config is not None else None
-        return Pipeline(self.runs_dir, self.env_allowlist, self.poll_interval, image_builder=builder)
+        return Pipeline(self.runs_dir, self.env_allowlist, self.poll_interval, image_builder=builder,
+                        parity_tolerance=self.parity_tolerance)  # fmt: skip
 
     async def submit(self, request: PromoteRequest) -> str:
         """Check the target, record the job as pending and start it in the background; returns its id."""

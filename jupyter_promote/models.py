@@ -165,6 +165,7 @@ class JobRecord:
     handle: dict[str, Any] = field(default_factory=dict)  # the target's own reference to the job
     metrics: dict[str, Any] = field(default_factory=dict)
     sweep: dict[str, Any] | None = None  # {"id", "index", "size"} for one task of a sweep
+    parity: dict[str, Any] | None = None  # {"verdict": pass|fail|no baseline, "failed": [metric, ...]}
 
     def to_json(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)

@@ -106,6 +106,7 @@ class Pipeline:
         poll_interval: float = 0.1,
         image_builder: Any = None,
         on_line: Callable[[str], None] = lambda line: None,
+        parity_tolerance: dict[str, Any] | None = None,
     ) -> None:
         self.runs_dir = runs_dir
         self.env_allowlist = env_allowlist
@@ -113,6 +114,7 @@ class Pipeline:
         self.notes: list[str] = []
         self.image_builder = image_builder  # an ImageBuilder, for requests that need an image
         self.on_line = on_line  # build progress, one line at a time
+        self.parity_tolerance = dict(parity_tolerance or {})  # metric -> tolerance, when the notebook declares none
 
     def prepare(self, request: PromoteRequest) -> Prepared:
         """Validate, then create the run directory, freeze the kernel and write the job notebook.
@@ -227,6 +229,8 @@ class Pipeline:
             drain()
             if view.state.final:
                 await self._collect(prepared, target, view, drain)
+                if view.state is JobState.SUCCEEDED:
+                    self.judge(prepared, view)
                 return view
             status = (await target.poll({record.id: record.handle}))[record.id]
             if status.state is not JobState.QUEUED:
@@ -272,6 +276,35 @@ class Pipeline:
                 "status", state=status.state.value, reason=status.reason, message=status.message, source="target"
             )
             drain()
+
+    def judge(self, prepared: Prepared, view: JobView) -> dict[str, Any] | None:
+        """Parity of a succeeded job with its source notebook's baseline: parity.json, parity.txt and
+        ``record.parity``; None when the source notebook is gone (nothing to compare with).
+        """
+        import json
+
+        from . import parity
+        from .freeze import LOCK_FILE
+
+        record, run = prepared.record, prepared.run
+        try:
+            source = read_notebook(record.notebook)
+            lock = json.loads((run.env_dir / LOCK_FILE).read_text())
+        except (OSError, ValueError, PromoteError):
+            return None
+        job_lock = lock
+        if record.image and record.image.get("verification", {}).get("python"):  # the image's own Python
+            job_lock = {**lock, "python": {**lock.get("python", {}), "version": record.image["verification"]["python"]}}
+        try:
+            result = parity.judge(source, dict(view.metrics), lock, job_lock, self.parity_tolerance)
+        except PromoteError as exc:  # a tolerance that is not one
+            result = {"verdict": "error", "error": str(exc), "metrics": [], "not_in_baseline": [], "environment": {}}
+            (run.path / parity.PARITY_FILE).write_text(json.dumps(result, indent=2) + "\n")
+        else:
+            parity.write(run.path, result, Path(record.notebook).name)
+        record.parity = {"verdict": result["verdict"], "failed": [m["metric"] for m in result["metrics"] if not m["ok"]]}
+        run.write(record)
+        return result
 
     async def cancel(self, prepared: Prepared, target: Target) -> None:
         await target.cancel(prepared.record.handle)
