@@ -217,3 +217,20 @@ def test_a_kernel_that_dies_before_its_first_reply_is_started_again(cli, tmp_pat
     retries = [e for e in events(run) if e["type"] == "alert" and e["kind"] == "kernel_start"]
     assert marker.exists() and len(retries) == 1 and "Kernel died" in retries[0]["message"]
     assert job(run)["state"] == "succeeded"
+
+
+def test_deterministic_runs_reproduce_bit_for_bit_and_name_a_nondeterministic_op(cli, tmp_path):
+    # Given a notebook with DataLoader workers drawing numpy and torch randomness, and a CPU op torch
+    # has no deterministic implementation of
+    outs = []
+    for replica in range(2):
+        out = tmp_path / f"values-{replica}.json"
+        result = cli("run", str(NOTEBOOKS / "deterministic.ipynb"), "--deterministic", "--out", str(tmp_path / f"r{replica}"),
+                     "-p", "out", str(out))  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        outs.append(json.loads(out.read_text()))
+        alerts = [e for e in events(tmp_path / f"r{replica}") if e["type"] == "alert"]
+        assert [a["kind"] for a in alerts] == ["nondeterministic_op"], alerts
+        assert "max_unpool" in alerts[0]["op"] and alerts[0]["cell"].startswith("cell ") and "MaxPool1d" in alerts[0]["cell"]
+    # Then the two replicas agree exactly: seeded workers, seeded generators, the same initial weights
+    assert outs[0] == outs[1]

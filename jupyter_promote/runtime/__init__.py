@@ -32,6 +32,9 @@ class _Job:
 
 
 _job: _Job | None = None
+_deterministic = False
+#: The seed of a ``--deterministic`` job whose notebook has no ``seed`` parameter.
+DEFAULT_SEED = 0
 
 
 def current_job() -> _Job | None:
@@ -48,10 +51,12 @@ def setup(monitor: dict[str, Any] | None = None, deterministic: bool = False, se
     events = os.environ.get("PROMOTE_EVENTS") or os.path.join(run_dir, "events.jsonl")
     job_id = os.environ.get("PROMOTE_JOB_ID") or f"papermill-{uuid.uuid4().hex[:12]}"
     log = EventLog(events, job_id)
+    global _deterministic
+    _deterministic = deterministic
     if deterministic:
-        enable_determinism()
-    if seed is not None:
-        seed_everything(seed)
+        enable_determinism(log)
+    if seed is not None or deterministic:
+        seed_everything(DEFAULT_SEED if seed is None else seed)  # the seed parameter, once known, re-seeds
     mon = Monitor(log, monitor or {}, run_dir)
     _job = _Job(job_id, run_dir, log, mon)
     log.emit("heartbeat", pid=os.getpid(), steps=0, busy=True, python=sys.version.split()[0], started=True)
@@ -59,9 +64,12 @@ def setup(monitor: dict[str, Any] | None = None, deterministic: bool = False, se
 
 
 def seed(value: Any) -> None:
-    """Seed the generators from the job's ``seed`` parameter; called by the injected cell after the parameters."""
+    """Seed the generators from the job's ``seed`` parameter (with ``--deterministic`` and no such parameter:
+    DEFAULT_SEED); called by the injected cell after the parameters."""
     if value is not None:
         seed_everything(value)
+    elif _deterministic:
+        seed_everything(DEFAULT_SEED)
 
 
 def finish() -> None:
