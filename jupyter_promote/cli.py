@@ -60,6 +60,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--gpus")
     run.add_argument("--time", help="time limit, e.g. 30m, 2h, 1:00:00")
     run.add_argument("--json", action="store_true", help="print the final job.json on stdout and nothing else")
+    run.add_argument("--replicas", type=int, default=None, metavar="N", help="N identical runs; reports each metric's spread")
+    run.add_argument("--seeds", nargs="+", type=int, default=None, metavar="SEED",
+                     help="one run per seed (the `seed` parameter); seed spread reported apart from replica spread")  # fmt: skip
     _monitor_options(run)
     _image_options(run)
 
@@ -195,6 +198,9 @@ def cmd_run(args: argparse.Namespace, app: Any) -> int:
     from .pipeline import Pipeline, PromoteRequest
     from .progress import TerminalProgress
     from .targets import target_class
+
+    if args.replicas is not None or args.seeds is not None:
+        return _run_replicas(args, app)
 
     settings = app.settings
     target_name = args.target or settings.default_target
@@ -333,13 +339,27 @@ def sweep_sets(args: argparse.Namespace) -> list[dict[str, Any]]:
     return expand(grid, origin="-p")
 
 
-def cmd_sweep(args: argparse.Namespace, app: Any) -> int:
+def _run_replicas(args: argparse.Namespace, app: Any) -> int:
+    """``run --replicas N [--seeds S...]``: the same job N times (per seed), as a sweep of identical sets."""
+    from .job.parameters import collect_parameters
+
+    replicas = args.replicas if args.replicas is not None else 1
+    if replicas < 1:
+        raise UsageError(f"--replicas {replicas}: must be at least 1", subject="replicas")
+    base = collect_parameters(args.parameters, args.parameters_raw, args.parameters_yaml, args.parameters_file)
+    seeds = args.seeds if args.seeds is not None else [None]
+    sets = [{**base, **({"seed": s} if s is not None else {})} for s in seeds for _ in range(replicas)]
+    args.max_parallel = None
+    return cmd_sweep(args, app, sets)
+
+
+def cmd_sweep(args: argparse.Namespace, app: Any, sets: list[dict[str, Any]] | None = None) -> int:
     from .pipeline import Pipeline, PromoteRequest
     from .sweep_runner import prepare_sweep, run_sweep, summarise
     from .targets import target_class
 
     settings = app.settings
-    sets = sweep_sets(args)
+    sets = sets if sets is not None else sweep_sets(args)
     if args.max_parallel is not None and args.max_parallel < 1:
         raise UsageError(f"--max-parallel {args.max_parallel}: must be at least 1", subject="max_parallel")
     target_name = args.target or settings.default_target
@@ -401,7 +421,10 @@ def _print_sweep(summary: dict[str, Any], say: Any = _say) -> None:
     say(f"sweep {summary['id']}: {summary['size']} tasks: {states}")
     for name, ends in sorted(summary["metrics"].items()):
         low, high = ends["min"], ends["max"]
-        say(f"  {name}: min {low['value']:g} (task {low['index']}), max {high['value']:g} (task {high['index']}) over {ends['tasks']} tasks")
+        say(f"  {name}: min {low['value']:g} (task {low['index']}), max {high['value']:g} (task {high['index']}), "
+            f"std {ends['std']:.3g} over {ends['tasks']} tasks")  # fmt: skip
+        if "seed_std" in ends:
+            say(f"    spread from the seed {ends['seed_std']:.3g}; between replicas of one seed {ends['replica_std']:.3g}")
 
 
 def cmd_build(args: argparse.Namespace, app: Any) -> int:

@@ -17,6 +17,7 @@ import dataclasses
 import json
 import os
 import shutil
+import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -146,6 +147,20 @@ def _refused(task: Prepared, exc: PromoteError) -> JobView:
     return view
 
 
+def _seed_and_replica_spread(vals: list[tuple[float, int, dict[str, Any]]]) -> dict[str, float]:
+    """When tasks repeat seeds (``run --replicas N --seeds ...``): the spread of the per-seed means (the
+    seed's share) apart from the mean spread within one seed (the replicas': hardware, scheduling).
+    """
+    by_seed: dict[Any, list[float]] = {}
+    for value, _, parameters in vals:
+        by_seed.setdefault(json.dumps(parameters.get("seed")), []).append(value)
+    if len(by_seed) < 2 and all(len(v) < 2 for v in by_seed.values()):
+        return {}
+    means = [statistics.fmean(v) for v in by_seed.values()]
+    return {"seed_std": statistics.pstdev(means) if len(means) > 1 else 0.0,
+            "replica_std": statistics.fmean(statistics.pstdev(v) for v in by_seed.values())}  # fmt: skip
+
+
 def read_sweep(path: Path) -> dict[str, Any]:
     return json.loads((path / SWEEP_FILE).read_text())
 
@@ -168,7 +183,9 @@ def summarise(path: Path) -> dict[str, Any]:
                 metrics.setdefault(name, []).append((float(value), task["index"], task["parameters"]))
     extremes = {
         name: {"min": {"value": min(vals)[0], "index": min(vals)[1], "parameters": min(vals)[2]},
-               "max": {"value": max(vals)[0], "index": max(vals)[1], "parameters": max(vals)[2]}, "tasks": len(vals)}
+               "max": {"value": max(vals)[0], "index": max(vals)[1], "parameters": max(vals)[2]}, "tasks": len(vals),
+               "mean": statistics.fmean(v for v, _, _ in vals), "std": statistics.pstdev(v for v, _, _ in vals),
+               **_seed_and_replica_spread(vals)}
         for name, vals in metrics.items()
     }  # fmt: skip
     return {"id": sweep["id"], "notebook": sweep["notebook"], "target": sweep["target"], "size": len(sweep["tasks"]),

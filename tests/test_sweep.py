@@ -85,3 +85,16 @@ def test_on_slurm_a_sweep_is_one_job_array(cli, small_kernel, slurm_cluster, tmp
     assert json.dumps(f"hello {HOSTILE}")[1:-1] in output
     assert not Path("/tmp/pwned-by-promote").exists()
     assert [t["metrics"]["b"] for t in summary["tasks"]] == [2, 10, 14]
+
+
+def test_replicas_and_seeds_report_the_seed_spread_apart_from_the_replica_spread(cli, tmp_path):
+    nb = on_kernel(NOTEBOOKS / "success.ipynb", "python3", tmp_path / "nb",
+                   ["import random\nimport jupyter_promote as promote\npromote.report(draw=random.random())"])  # fmt: skip
+    result = cli("run", str(nb), "--deterministic", "--replicas", "2", "--seeds", "0", "1", "--json", timeout=600)
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout)
+    assert summary["size"] == 4 and [t["parameters"].get("seed") for t in summary["tasks"]] == [0, 0, 1, 1]
+    draw = summary["metrics"]["draw"]
+    # the same seed reproduces exactly on one machine; another seed moves the metric
+    assert draw["replica_std"] == 0.0 and draw["seed_std"] > 0
+    assert "spread from the seed" in result.stderr
