@@ -60,6 +60,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--gpus")
     run.add_argument("--time", help="time limit, e.g. 30m, 2h, 1:00:00")
     run.add_argument("--json", action="store_true", help="print the final job.json on stdout and nothing else")
+    run.add_argument("--contention", metavar="cpu[:N]|memory[:SIZE]|gpu",
+                     help="run the job alone, then beside a stress workload, and report both side by side")  # fmt: skip
     run.add_argument("--replicas", type=int, default=None, metavar="N", help="N identical runs; reports each metric's spread")
     run.add_argument("--seeds", nargs="+", type=int, default=None, metavar="SEED",
                      help="one run per seed (the `seed` parameter); seed spread reported apart from replica spread")  # fmt: skip
@@ -200,7 +202,11 @@ def cmd_run(args: argparse.Namespace, app: Any) -> int:
     from .targets import target_class
 
     if args.replicas is not None or args.seeds is not None:
+        if args.contention:
+            raise UsageError("--contention with --replicas/--seeds: one at a time", subject="contention")
         return _run_replicas(args, app)
+    if args.contention:
+        return _run_contention(args, app)
 
     settings = app.settings
     target_name = args.target or settings.default_target
@@ -337,6 +343,31 @@ def sweep_sets(args: argparse.Namespace) -> list[dict[str, Any]]:
     if not grid:
         raise UsageError("sweep: nothing to vary (give -p NAME V1 V2 ... or -f SETS.yaml)", subject="sweep")
     return expand(grid, origin="-p")
+
+
+def _run_contention(args: argparse.Namespace, app: Any) -> int:
+    """``run --contention SPEC``: the job alone, then the same job beside the stress workload."""
+    from .contention import Stress, StressWorkload, report
+
+    stress = Stress.parse(args.contention)
+    base = Path(args.out) if args.out else Path(app.settings.runs_dir) / (
+        f"{Path(args.notebook).stem}-contention-{time.strftime('%Y%m%d-%H%M%S')}")  # fmt: skip
+    if base.exists() and any(base.iterdir()):
+        raise UsageError(f"--out {base}: already exists and is not empty", subject=str(base))
+    args.contention = None
+    as_json, args.json = args.json, False
+    _say(f"contention: the job alone first, then beside {stress.describe()}")
+    args.out = str(base / "isolated")
+    first = cmd_run(args, app)
+    args.out = str(base / "contended")
+    with StressWorkload(stress):
+        second = cmd_run(args, app)
+    result, text = report(base / "isolated", base / "contended", stress)
+    for line in text.rstrip("\n").splitlines():
+        _say(line)
+    if as_json:
+        print(json.dumps(result, indent=2, sort_keys=True))
+    return second if second != EXIT_OK else first
 
 
 def _run_replicas(args: argparse.Namespace, app: Any) -> int:

@@ -234,3 +234,20 @@ def test_deterministic_runs_reproduce_bit_for_bit_and_name_a_nondeterministic_op
         assert "max_unpool" in alerts[0]["op"] and alerts[0]["cell"].startswith("cell ") and "MaxPool1d" in alerts[0]["cell"]
     # Then the two replicas agree exactly: seeded workers, seeded generators, the same initial weights
     assert outs[0] == outs[1]
+
+
+def test_cpu_contention_visibly_lowers_steps_per_s_in_the_report(cli, tmp_path):
+    # Given a single-threaded training loop, When it runs alone and then beside 4 CPU burners on 2 cores
+    result = cli("run", str(NOTEBOOKS / "mlp_train.ipynb"), "--contention", "cpu:4", "--out", str(tmp_path / "c"),
+                 "--monitor", "window_s=0.5", "--monitor", "throughput_action=alert", "--json", timeout=600)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    # Then the report sets both side by side, and the contended run is clearly slower
+    assert report["isolated"]["state"] == report["contended"]["state"] == "succeeded"
+    assert report["isolated"]["steps_per_s"] and report["contended"]["steps_per_s"]
+    assert report["steps_per_s_ratio"] < 0.8, report
+    assert report["isolated"]["metrics"]["loss"] == report["contended"]["metrics"]["loss"]  # same seed, same result
+    assert "under 4 cpu burner(s)" in result.stderr and (tmp_path / "c" / "contended" / "contention.json").exists()
+    import subprocess
+
+    assert "while True: pass" not in subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
