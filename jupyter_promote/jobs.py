@@ -35,6 +35,8 @@ def confine(root: str, path: Any, field: str = "notebook") -> str:
     """
     if not isinstance(path, str) or not path.strip():
         raise UsageError(f"{field}: must be a path relative to the server's root", subject=field)
+    if "\x00" in path:
+        raise UsageError(f"{field}: a path cannot contain a NUL character", subject=field)
     if os.path.isabs(path) or ".." in path.replace("\\", "/").split("/"):
         raise ForbiddenPath(f"{field} {path!r}: outside the server's root", subject=field)
     real_root = os.path.realpath(root)

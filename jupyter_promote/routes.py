@@ -25,6 +25,7 @@ from .targets import load_target_classes
 
 AUTH_RESOURCE = "jupyter_promote"
 MAX_PAGE = 200
+MAX_INTEGER = 2**63 - 1  # SQLite's INTEGER: a larger offset or seq is refused, not a 500 (the fuzz test found it)
 
 
 def maps_errors(method: Callable[..., Awaitable[None]]) -> Callable[..., Awaitable[None]]:
@@ -62,8 +63,8 @@ class PromoteHandler(APIHandler):
             value = int(raw)
         except ValueError:
             raise UsageError(f"{name}: {raw!r} is not a whole number", subject=name) from None
-        if value < minimum or (maximum is not None and value > maximum):
-            raise UsageError(f"{name}: {value} is out of range", subject=name)
+        if value < minimum or value > (MAX_INTEGER if maximum is None else maximum):
+            raise UsageError(f"{name}: {raw} is out of range", subject=name)
         return value
 
 
@@ -94,6 +95,8 @@ class JobsHandler(PromoteHandler):
         offset = self.int_argument("offset", 0)
         root = self.settings["server_root_dir"]
         notebook = self.get_argument("notebook", None)
+        if notebook and "\x00" in notebook:
+            raise UsageError("notebook: a path cannot contain a NUL character", subject="notebook")
         full = os.path.realpath(os.path.join(root, notebook)) if notebook else None
         records, total = self.manager.store.list_jobs(state=self.get_argument("state", None), notebook=full,
                                                       sweep=self.get_argument("sweep", None),

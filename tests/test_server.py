@@ -138,6 +138,7 @@ async def test_cancel_through_the_api(jp_fetch, notebooks):
         ({"notebook": "success.ipynb", "monitor": {"nan_action": "panic"}}, 400, "monitor"),
         ({"notebook": "success.ipynb", "parameters": [1, 2]}, 400, "parameters"),
         ({"notebook": "success.ipynb", "surprise": 1}, 400, "surprise"),
+        ({"notebook": "success\x00.ipynb"}, 400, "NUL"),  # found by the fuzz test: was a 500
         ([1, 2, 3], 400, "body"),
         ({"notebook": "success.ipynb", "sweep": {"a": []}}, 400, "sweep.a"),
         ({"notebook": "success.ipynb", "sweep": 3}, 400, "sweep"),
@@ -188,6 +189,8 @@ async def test_unknown_job_is_404_and_bad_query_is_400(jp_fetch):
     assert code == 404 and "abcdef123456" in body["message"]
     code, _ = await error(jp_fetch, "jobs", limit="many")
     assert code == 400
+    code, body = await error(jp_fetch, "jobs", offset=str(2**70))  # found by the fuzz test: was a 500
+    assert code == 400 and "offset" in body["message"]
 
 
 async def test_events_reach_the_event_bus_live(jp_fetch, jp_ws_fetch, notebooks):

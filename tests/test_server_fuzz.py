@@ -34,7 +34,7 @@ def server(tmp_path_factory):
 
 
 @schema.parametrize()
-@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
 def test_no_request_gets_a_server_error(case, server):
     response = case.call(base_url=server.url, headers={"Authorization": f"token {TOKEN}"})
     assert response.status_code < 500, f"{case.method} {case.formatted_path} -> {response.status_code}: {response.text[:300]}"
