@@ -55,10 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("-f", "--parameters-file", action="append", default=[], metavar="PARAMS.yaml")
     run.add_argument("--target", help="where to run (default: local)")
     run.add_argument("--out", help="run directory (default: a new one under the runs directory)")
-    run.add_argument("--cpus")
-    run.add_argument("--memory")
-    run.add_argument("--gpus")
-    run.add_argument("--time", help="time limit, e.g. 30m, 2h, 1:00:00")
+    _resource_options(run, "time limit, e.g. 30m, 2h, 1:00:00")
     run.add_argument("--json", action="store_true", help="print the final job.json on stdout and nothing else")
     run.add_argument("--contention", metavar="cpu[:N]|memory[:SIZE]|gpu",
                      help="run the job alone, then beside a stress workload, and report both side by side")  # fmt: skip
@@ -76,10 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
     sweep.add_argument("--target", help="where to run (default: local)")
     sweep.add_argument("--max-parallel", type=int, default=None, metavar="N", help="tasks running at once (default: all)")
     sweep.add_argument("--out", help="sweep directory (default: a new one under the runs directory)")
-    sweep.add_argument("--cpus")
-    sweep.add_argument("--memory")
-    sweep.add_argument("--gpus")
-    sweep.add_argument("--time", help="time limit of each task")
+    _resource_options(sweep, "time limit of each task")
     sweep.add_argument("--json", action="store_true", help="print the sweep's summary on stdout")
     _monitor_options(sweep)
     _image_options(sweep)
@@ -105,6 +99,13 @@ def build_parser() -> argparse.ArgumentParser:
     logs.add_argument("job", help="run directory or job id")
     logs.add_argument("--follow", "-F", action="store_true", help="keep printing until the job ends")
     return parser
+
+
+def _resource_options(parser: argparse.ArgumentParser, time_help: str) -> None:
+    parser.add_argument("--cpus")
+    parser.add_argument("--memory")
+    parser.add_argument("--gpus")
+    parser.add_argument("--time", help=time_help)
 
 
 def _image_options(parser: argparse.ArgumentParser) -> None:

@@ -55,6 +55,19 @@ class CLI:
         return runs[0]
 
 
+def wait_for(predicate, timeout: float, what: str):
+    """Poll ``predicate`` until it returns something truthy (returned), or fail naming ``what``."""
+    import time
+
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.3)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
 def events(run: Path) -> list[dict]:
     return [json.loads(line) for line in (run / "events.jsonl").read_text().splitlines() if line.strip()]
 

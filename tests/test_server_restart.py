@@ -6,20 +6,9 @@ from __future__ import annotations
 
 import shutil
 import sys
-import time
 
-from conftest import NOTEBOOKS
+from conftest import NOTEBOOKS, wait_for
 from live_server import Server
-
-
-def wait_for(predicate, timeout, what):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.3)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def test_restart_resumes_watching_a_running_job(tmp_path):

@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import json
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
 
-from conftest import NOTEBOOKS, SMALL_KERNEL, events, job, on_kernel
+from conftest import NOTEBOOKS, SMALL_KERNEL, events, job, on_kernel, wait_for
 
 HOSTILE = "x'; touch /tmp/pwned-by-promote; '"
 
@@ -22,16 +21,6 @@ def slurm_cli(cli, small_kernel, slurm_cluster, tmp_path):
     cli.env.update(small_kernel)
     cli.nb = lambda name, extra=(): on_kernel(NOTEBOOKS / name, SMALL_KERNEL, tmp_path / "nb", list(extra))
     return cli
-
-
-def wait_for(predicate, timeout, what):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.3)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def state_of(run: Path) -> str:
