@@ -173,7 +173,7 @@ class JobManager:
 
     async def submit(self, request: PromoteRequest) -> str:
         """Check the target, record the job as pending and start it in the background; returns its id."""
-        target = self._checked_target(request)
+        target = await self._checked_target(request)
         return self._start(request, target, None)
 
     async def submit_sweep(
@@ -182,7 +182,7 @@ class JobManager:
         """One job per parameter set (merged over ``request.parameters``), at most ``max_parallel`` of them
         running at a time (the others wait as pending); returns the sweep's id and its job ids in order.
         """
-        target = self._checked_target(request)
+        target = await self._checked_target(request)
         sweep_id = "s" + new_job_id()
         slots = asyncio.Semaphore(max_parallel or len(sets))
         ids = []
@@ -200,12 +200,15 @@ class JobManager:
             self._targets[name] = self.make_target(name)
         return self._targets[name]
 
-    def _checked_target(self, request: PromoteRequest) -> Target:
+    async def _checked_target(self, request: PromoteRequest) -> Target:
+        """The request's target, once it answers and accepts the resources. Both checks may ask an engine or
+        a controller (docker, squeue) and wait: they run in a thread, never on the server's event loop.
+        """
         target = self.target(request.target)
-        ok, why = target.available()
+        ok, why = await asyncio.to_thread(target.available)
         if not ok:
             raise TargetUnavailable(f"target {request.target}: unavailable: {why}", subject=request.target)
-        target.check_resources(request.resources)
+        await asyncio.to_thread(target.check_resources, request.resources)
         if target.needs_image and request.image is None:
             from .pipeline import ImageRequest
 
@@ -336,14 +339,22 @@ class JobManager:
         """
         import tempfile
 
-        from .freeze import freeze, kernel_interpreter
+        from .freeze import environment_card, freeze, kernel_interpreter
         from .job.notebook import kernel_of, read_notebook
+        from .job.parameters import notebook_parameters
 
         kernel = kernel_of(read_notebook(notebook), notebook)
         interpreter = kernel_interpreter(kernel)
         with tempfile.TemporaryDirectory(prefix="promote-preview-") as tmp:
             env = freeze(interpreter, os.path.join(tmp, "env"), env_allowlist=self.env_allowlist)
-            result: dict[str, Any] = {"kernel": kernel, "summary": env.summary(), "lock": env.lock, "image": None}
+            result: dict[str, Any] = {
+                "kernel": kernel,
+                "summary": env.summary(),
+                "environment": environment_card(env.lock),
+                "parameters": notebook_parameters(notebook),
+                "lock": env.lock,
+                "image": None,
+            }
             try:
                 from .image import ImageBuilder
 

@@ -162,7 +162,7 @@ class Pipeline:
             record.lock_hash = env.content_hash
             record.env = dict(env.lock.get("env") or {})
             if request.image is not None:
-                record.image = self._image(request.image, env, interpreter, log)
+                record.image = self._image(request.image, env, interpreter, log, run)
             write_notebook(conversion.notebook, str(run.job_notebook))
             run.write(record)
         except BaseException:
@@ -170,12 +170,19 @@ class Pipeline:
             raise
         return Prepared(record, run, env, conversion.has_parameters_cell, log, created)
 
-    def _image(self, options: ImageRequest, env: FrozenEnv, interpreter: Any, log: EventLog) -> dict[str, Any]:
+    def _image(self, options: ImageRequest, env: FrozenEnv, interpreter: Any, log: EventLog, run: RunDir) -> dict[str, Any]:
         from .image import ImageBuilder
 
         builder = self.image_builder or ImageBuilder()
         log.emit("status", state="pending", source="pipeline", message="building or finding the environment image")
-        ref = builder.ensure(env, interpreter, **dataclasses.asdict(options), on_line=self.on_line)
+        with open(run.build_log, "a", encoding="utf-8") as build_log:
+
+            def on_line(line: str) -> None:
+                build_log.write(line.rstrip("\n") + "\n")
+                build_log.flush()
+                self.on_line(line)
+
+            ref = builder.ensure(env, interpreter, **dataclasses.asdict(options), on_line=on_line)
         log.emit("image", source="pipeline", ref=ref.ref, built=ref.built, digest=ref.digest, verified=ref.verification.get("ok"))
         return ref.to_json()
 

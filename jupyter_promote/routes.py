@@ -20,6 +20,7 @@ from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import url_path_join
 
 from .errors import PromoteError, UsageError
+from .freeze import environment_card, read_lock
 from .jobs import JobManager, confine, request_from_payload, sweep_from_payload
 from .targets import load_target_classes
 
@@ -75,10 +76,12 @@ class TargetsHandler(PromoteHandler):
     async def get(self) -> None:
         targets: list[dict[str, Any]] = []
         classes = load_target_classes()
-        for name in self.settings["jupyter_promote_settings"].target_names():
+        names = self.settings["jupyter_promote_settings"].target_names()
+        # each check may wait on an engine or a controller: all at once, in threads, off the event loop
+        answers = await asyncio.gather(*(asyncio.to_thread(self.manager.target(n).available) for n in names))
+        for name, (ok, why) in zip(names, answers):
             cls = classes[name]
             target = self.manager.target(name)
-            ok, why = target.available()
             targets.append(
                 {"name": name, "display_name": cls.display_name, "available": ok, "reason": why,
                  "options_schema": target.options_schema()}  # fmt: skip
@@ -126,7 +129,18 @@ class JobHandler(PromoteHandler):
     @maps_errors
     async def get(self, job_id: str) -> None:
         record, run_dir = self.manager.get(job_id)
-        self.finish(json.dumps({**record.to_json(), "run_dir": run_dir, "transitions": self.manager.store.transitions(job_id)}))
+        lock = read_lock(os.path.join(run_dir, "env")) if run_dir else None
+        self.finish(
+            json.dumps(
+                {
+                    **record.to_json(),
+                    "run_dir": run_dir,
+                    "transitions": self.manager.store.transitions(job_id),
+                    "environment": environment_card(lock) if lock else None,
+                    "notebook_path": _relative(self.settings["server_root_dir"], record.notebook),
+                }
+            )
+        )
 
     @tornado.web.authenticated
     @authorized
@@ -170,6 +184,16 @@ class EventsHandler(PromoteHandler):
         self.finish(json.dumps({"events": self.manager.store.events_after(job_id, after)}))
 
 
+def _relative(root: str, path: str) -> str | None:
+    """``path`` relative to the server's root (what the contents API takes), or None when it is outside."""
+    relative = os.path.relpath(os.path.realpath(path), os.path.realpath(os.path.expanduser(root)))
+    return None if relative == ".." or relative.startswith("../") else relative
+
+
+#: The logs of a run directory: the job's stdout/stderr, and the image build's output.
+LOG_STREAMS = {"job": "job.log", "build": "build.log"}
+
+
 class LogsHandler(PromoteHandler):
     @tornado.web.authenticated
     @authorized
@@ -177,9 +201,13 @@ class LogsHandler(PromoteHandler):
     async def get(self, job_id: str) -> None:
         _, run_dir = self.manager.get(job_id)
         after = self.int_argument("after", 0)
+        stream = self.get_argument("stream", "job")
+        if stream not in LOG_STREAMS:
+            raise UsageError(f"stream {stream!r}: not a log (expected {' or '.join(LOG_STREAMS)})", subject="stream")
         data = b""
-        if run_dir and os.path.exists(os.path.join(run_dir, "job.log")):
-            with open(os.path.join(run_dir, "job.log"), "rb") as f:
+        path = os.path.join(run_dir or "", LOG_STREAMS[stream])
+        if run_dir and os.path.exists(path):
+            with open(path, "rb") as f:
                 f.seek(after)
                 data = f.read(1 << 20)
         self.finish(json.dumps({"text": data.decode("utf-8", "replace"), "offset": after + len(data)}))

@@ -13,7 +13,7 @@ from .models import JobRecord
 
 
 class RunDir:
-    """``job.json``, ``job.ipynb``, ``output.ipynb``, ``events.jsonl``, ``env/``, ``job.log`` of one job."""
+    """``job.json``, ``job.ipynb``, ``output.ipynb``, ``events.jsonl``, ``env/``, ``job.log``, ``build.log`` of one job."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path).absolute()
@@ -24,6 +24,7 @@ class RunDir:
     events = property(lambda self: self.path / "events.jsonl")
     env_dir = property(lambda self: self.path / "env")
     log = property(lambda self: self.path / "job.log")
+    build_log = property(lambda self: self.path / "build.log")  # the image build's output, for image targets
     runtime_dir = property(lambda self: self.path / "runtime")
 
     def exists(self) -> bool:

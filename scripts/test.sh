@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install everything, then run every test: Python (pytest, real kernels and papermill) and the
-# labextension checks, against real kernels, a real Docker engine, a real registry and a real Slurm cluster. Exits non-zero when any test fails.
+# frontend (Jest, browser_check, galata in chromium), against real kernels, a real Docker engine, a real registry and a real Slurm cluster. Exits non-zero when any test fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -18,4 +18,6 @@ grep -q "jupyter-promote .*enabled.*OK" <<<"$labext" || { echo "FAIL: the labext
 serverext=$(jupyter server extension list 2>&1)
 grep -q "jupyter_promote .*OK" <<<"$serverext" || { echo "FAIL: the server extension is not OK"; echo "$serverext"; status=1; }
 python -m pytest "$@" || status=$?
+# the frontend: Jest, jupyterlab.browser_check and the galata tests in a real browser
+bash scripts/ui-tests.sh || status=1
 exit $status

@@ -38,7 +38,7 @@ def jp_server_config(store_path, tmp_path, monkeypatch):
 
 @pytest.fixture
 def notebooks(jp_root_dir):
-    for name in ("success.ipynb", "failing.ipynb", "hang.ipynb"):
+    for name in ("success.ipynb", "failing.ipynb", "hang.ipynb", "typed.ipynb"):
         shutil.copy(NOTEBOOKS / name, jp_root_dir / name)
     (jp_root_dir / "sub").mkdir()
     shutil.copy(NOTEBOOKS / "success.ipynb", jp_root_dir / "sub" / "inner.ipynb")
@@ -100,6 +100,14 @@ async def test_post_runs_a_job_and_the_api_shows_all_of_it(jp_fetch, notebooks):
     assert [e["seq"] for e in later["events"]] == seqs[-2:]
     _, logs = await api(jp_fetch, "jobs", job_id, "logs")
     assert "hello api" in logs["text"] and logs["offset"] == len(logs["text"].encode())
+    _, build = await api(jp_fetch, "jobs", job_id, "logs", stream="build")
+    assert build == {"text": "", "offset": 0}  # the local target builds no image
+    code, bad = await error(jp_fetch, "jobs", job_id, "logs", stream="nope")
+    assert code == 400 and bad["message"] == "stream 'nope': not a log (expected job or build)"
+    environment = record["environment"]
+    assert environment["python"].count(".") == 2 and environment["content_hash"] == record["lock_hash"]
+    assert environment["packages"] > 10 and "papermill" in environment["key_packages"]
+    assert record["notebook_path"] == "success.ipynb"
     response = await jp_fetch("jupyter-promote", "jobs", job_id, "output")
     assert "hello api" in response.body.decode()
     _, listing = await api(jp_fetch, "jobs", state="succeeded")
@@ -274,6 +282,12 @@ async def test_rerun_and_freeze_preview(jp_fetch, notebooks):
     assert preview["lock"]["content_hash"].startswith("sha256:") and preview["lock"]["packages"]
     assert preview["image"]["tag"].startswith("jupyter-promote/env:" + preview["lock"]["content_hash"][7:39])
     assert preview["image"]["exists"] is False  # the project's own environment is never built by the tests
+    assert preview["environment"]["content_hash"] == preview["lock"]["content_hash"]
+    _, typed = await api(jp_fetch, "freeze", method="POST", body={"notebook": "typed.ipynb"})
+    by_name = {p["name"]: p for p in typed["parameters"]}
+    assert [p["name"] for p in typed["parameters"]] == ["count", "ratio", "flag", "nothing", "label", "items"]
+    assert by_name["ratio"] == {"name": "ratio", "type": "float", "default": "0.5", "value": 0.5, "literal": True, "help": ""}
+    assert by_name["flag"]["type"] == "bool" and by_name["items"]["value"] == [1]
     code, body = await error(jp_fetch, "freeze", method="POST", body={"notebook": "../x.ipynb"})
     assert code == 403
 

@@ -22,7 +22,7 @@ from ..errors import FreezeError, KernelError
 from .kernels import Interpreter, kernel_interpreter, python_interpreter
 from .lock import build_lock, content_hash, render_requirements, unreproducible
 
-__all__ = ["DEFAULT_ENV_ALLOWLIST", "FrozenEnv", "freeze", "kernel_interpreter", "python_interpreter", "tree_hash"]
+__all__ = ["DEFAULT_ENV_ALLOWLIST", "FrozenEnv", "environment_card", "freeze", "read_lock", "kernel_interpreter", "python_interpreter", "tree_hash"]
 
 LOCK_FILE = "promote.lock.json"
 REQUIREMENTS_FILE = "requirements.txt"
@@ -64,6 +64,39 @@ class FrozenEnv:
             f"{len(self.lock['packages'])} packages, Python {self.lock['python']['version']}{extra} "
             f"[{self.content_hash[:19]}]"
         )
+
+
+#: The packages a person looks for first when two environments are set side by side.
+KEY_PACKAGES = ("torch", "numpy", "jax", "tensorflow", "scikit-learn", "pandas", "transformers", "papermill")
+
+
+def read_lock(env_dir: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """The lock in a frozen environment directory, or None when there is none (yet)."""
+    try:
+        with open(Path(env_dir) / LOCK_FILE, encoding="utf-8") as f:
+            lock: dict[str, Any] = json.load(f)
+    except (OSError, ValueError):
+        return None
+    return lock
+
+
+def environment_card(lock: dict[str, Any]) -> dict[str, Any]:
+    """The facts of a lock a person compares at a glance (the sidebar's environment view)."""
+    torch = lock.get("torch") or {}
+    hardware = lock.get("hardware") or {}
+    versions = {p["name"]: p["version"] for p in lock.get("packages", [])}
+    return {
+        "content_hash": lock.get("content_hash"),
+        "python": (lock.get("python") or {}).get("version"),
+        "torch": torch.get("version"),
+        "cuda": torch.get("cuda"),
+        "cudnn": torch.get("cudnn"),
+        "cpu": (hardware.get("cpu") or {}).get("model"),
+        "gpu": hardware.get("gpu"),
+        "packages": len(versions),
+        "key_packages": {name: versions[name] for name in KEY_PACKAGES if name in versions},
+        "env": lock.get("env") or {},
+    }
 
 
 def introspect(interpreter: Interpreter, env_allowlist: tuple[str, ...] = DEFAULT_ENV_ALLOWLIST) -> dict[str, Any]:

@@ -73,3 +73,38 @@ def _name(name: str) -> str:
     if not name.isidentifier():
         raise UsageError(f"-p {name}: not a valid Python name", subject=name)
     return name
+
+
+def notebook_parameters(path: str) -> list[dict[str, Any]]:
+    """The notebook's ``parameters`` cell as papermill reads it: name, type, default (source text), help.
+
+    ``value`` is the default as a JSON value when it is a literal (``0.01``, ``'adam'``, ``[1, 2]``),
+    else None: a person edits the text and the frontend sends the typed value back.
+    """
+    import ast
+    import json
+
+    from papermill.inspection import inspect_notebook
+
+    found = []
+    for name, spec in inspect_notebook(path).items():
+        default = str(spec.get("default", ""))
+        try:
+            value = ast.literal_eval(default)
+            json.dumps(value, allow_nan=False)
+            literal = True
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            value, literal = None, False
+        annotated = spec.get("inferred_type_name") or "None"
+        found.append(
+            {
+                "name": name,
+                # the annotation when there is one (``lr: float = 0.1``), else the literal's own type
+                "type": annotated if annotated != "None" else (type(value).__name__ if literal else "str"),
+                "default": default,
+                "value": value,
+                "literal": literal,
+                "help": spec.get("help") or "",
+            }
+        )
+    return found

@@ -167,7 +167,7 @@ class SlurmTarget(Target):
             answer: tuple[bool, str | None] = (False, f"{self.sbatch} is not on PATH (no Slurm client here)")
         else:
             try:
-                out = subprocess.run([self.squeue, "-h", "-o", "%i", "--jobs=1"], capture_output=True, text=True, timeout=15)
+                out = subprocess.run([self.squeue, "-h", "-o", "%i", "--jobs=1"], capture_output=True, text=True, timeout=5)
                 broken = out.returncode != 0 and "Invalid job id" not in out.stderr
                 answer = (False, f"the Slurm controller does not answer: {out.stderr.strip()[:200]}") if broken else (True, None)
             except (OSError, subprocess.TimeoutExpired) as exc:

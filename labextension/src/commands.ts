@@ -1,0 +1,74 @@
+import { JupyterFrontEnd } from '@jupyterlab/application';
+import { Notification } from '@jupyterlab/apputils';
+
+import { askPromote } from './dialog';
+import { FieldError, fieldOfSubject, IPromoteForm, toRequest } from './form';
+import { JobsModel } from './jobs';
+import { PromoteRequestError } from './request';
+import { IJobDetail } from './tokens';
+
+export const CommandIDs = {
+  promote: 'jupyter-promote:promote-notebook',
+  showJobs: 'jupyter-promote:show-jobs'
+};
+
+/**
+ * Promote a notebook: the dialog, then `POST jobs`. A refused request opens the dialog again with
+ * the server's message beside the field it names; nothing fails silently.
+ */
+export async function promoteNotebook(
+  path: string,
+  model: JobsModel,
+  defaultTarget: string,
+  show: (id: string) => void
+): Promise<string | null> {
+  let form: IPromoteForm | null = null;
+  let errors: Record<string, string> = {};
+  let preview = null;
+  for (;;) {
+    const choice = await askPromote(model.service, path, form, defaultTarget, errors, preview);
+    if (choice === null) {
+      return null;
+    }
+    form = choice.form;
+    preview = choice.preview;
+    try {
+      const request = toRequest(path, choice.form, choice.preview?.parameters ?? []);
+      const submitted = await model.service.submit(request);
+      const ids = submitted.ids ?? [submitted.id];
+      await Promise.all(ids.map(id => model.add(id)));
+      show(submitted.id);
+      Notification.info(
+        ids.length > 1 ? `Promoted ${path}: a sweep of ${ids.length} jobs on ${request.target}` : `Promoted ${path} to ${request.target}`,
+        { autoClose: 4000 }
+      );
+      return submitted.id;
+    } catch (error) {
+      if (error instanceof FieldError) {
+        errors = { [error.field]: error.message };
+      } else if (error instanceof PromoteRequestError) {
+        errors = { [fieldOfSubject(error.subject, error.message) ?? '']: error.message };
+      } else {
+        Notification.error(`Promote ${path}: ${(error as Error).message}`);
+        return null;
+      }
+    }
+  }
+}
+
+/** Copy a job's output notebook next to its source notebook and open it. */
+export async function openOutput(app: JupyterFrontEnd, model: JobsModel, detail: IJobDetail): Promise<void> {
+  if (!detail.notebook_path) {
+    Notification.warning(`Job ${detail.id}: its notebook is outside the server's root; the output is in ${detail.run_dir}`);
+    return;
+  }
+  try {
+    const content = await model.service.output(detail.id);
+    const stem = detail.notebook_path.replace(/\.ipynb$/, '');
+    const path = `${stem}.promote-${detail.id.slice(0, 8)}.ipynb`;
+    await app.serviceManager.contents.save(path, { type: 'notebook', format: 'json', content });
+    await app.commands.execute('docmanager:open', { path });
+  } catch (error) {
+    Notification.error(`Job ${detail.id}: cannot open its output: ${(error as Error).message}`);
+  }
+}

@@ -1,0 +1,288 @@
+import { Dialog, showDialog } from '@jupyterlab/apputils';
+import { ReactWidget } from '@jupyterlab/ui-components';
+import * as React from 'react';
+
+import { emptyForm, IPromoteForm } from './form';
+import { parameterText } from './model';
+import { PromoteService } from './service';
+import { IFreezePreview, ITarget } from './tokens';
+
+/** What the dialog returns: the form, and what the server said of the notebook (its parameters). */
+export interface IPromoteChoice {
+  form: IPromoteForm;
+  preview: IFreezePreview | null;
+}
+
+interface IFormProps {
+  service: PromoteService;
+  notebook: string;
+  initial: IPromoteForm;
+  errors: Record<string, string>;
+  preview: IFreezePreview | null;
+  onChange: (choice: IPromoteChoice) => void;
+}
+
+function FieldError(props: { errors: Record<string, string>; field: string }): JSX.Element | null {
+  const message = props.errors[props.field];
+  return message ? (
+    <div className="jp-Promote-fieldError" role="alert" data-field={props.field}>
+      {message}
+    </div>
+  ) : null;
+}
+
+/** The form of the "Promote to cluster" dialog: target, parameters, resources, monitor, sweep, environment. */
+function PromoteFormView(props: IFormProps): JSX.Element {
+  const [form, setForm] = React.useState<IPromoteForm>(props.initial);
+  const [targets, setTargets] = React.useState<ITarget[] | null>(null);
+  const [preview, setPreview] = React.useState<IFreezePreview | null>(props.preview);
+  const [problem, setProblem] = React.useState<string | null>(null);
+
+  React.useEffect(() => {
+    props.service
+      .targets()
+      .then(setTargets)
+      .catch(e => setProblem(`targets: ${e.message}`));
+    if (props.preview === null) {
+      props.service
+        .freeze(props.notebook)
+        .then(found => {
+          setPreview(found);
+          setForm(f => {
+            const parameters = { ...f.parameters };
+            for (const p of found.parameters) {
+              if (!(p.name in parameters)) {
+                parameters[p.name] = p.literal ? parameterText(p.type, p.value) : p.default;
+              }
+            }
+            return { ...f, parameters };
+          });
+        })
+        .catch(e => setProblem(`environment: ${e.message}`));
+    }
+  }, []);
+  React.useEffect(() => {
+    props.onChange({ form, preview });
+  }, [form, preview]);
+
+  const update = (change: Partial<IPromoteForm>) => setForm(f => ({ ...f, ...change }));
+  const target = targets?.find(t => t.name === form.target);
+  const offered = new Set(Object.keys(target?.options_schema?.properties ?? {}));
+  const errors = props.errors;
+
+  return (
+    <div className="jp-Promote-form">
+      {errors[''] && (
+        <div className="jp-Promote-fieldError" role="alert" data-field="">
+          {errors['']}
+        </div>
+      )}
+      {problem && (
+        <div className="jp-Promote-fieldError" role="alert">
+          {problem}
+        </div>
+      )}
+      <fieldset>
+        <legend>Target</legend>
+        <label>
+          Run on
+          <select
+            className="jp-mod-styled jp-Promote-target"
+            aria-label="Target"
+            value={form.target}
+            onChange={e => update({ target: e.target.value })}
+          >
+            {(targets ?? [{ name: form.target, display_name: form.target, available: true, reason: null }]).map(t => (
+              <option key={t.name} value={t.name} disabled={!t.available} title={t.reason ?? ''}>
+                {t.display_name}
+                {t.available ? '' : ` (unavailable: ${t.reason})`}
+              </option>
+            ))}
+          </select>
+        </label>
+        <FieldError errors={errors} field="target" />
+      </fieldset>
+
+      <fieldset className="jp-Promote-parameters">
+        <legend>Parameters</legend>
+        {preview === null && <div className="jp-Promote-muted">reading the notebook…</div>}
+        {preview !== null && preview.parameters.length === 0 && (
+          <div className="jp-Promote-muted">no cell tagged "parameters"</div>
+        )}
+        {preview?.parameters.map(p => (
+          <div key={p.name}>
+            <label title={p.help || `default: ${p.default}`}>
+              <code>{p.name}</code> <span className="jp-Promote-muted">{p.type}</span>
+              <input
+                className="jp-mod-styled"
+                aria-label={`Parameter ${p.name}`}
+                data-parameter={p.name}
+                value={form.parameters[p.name] ?? ''}
+                onChange={e => update({ parameters: { ...form.parameters, [p.name]: e.target.value } })}
+              />
+            </label>
+            <FieldError errors={errors} field={`parameters.${p.name}`} />
+          </div>
+        ))}
+      </fieldset>
+
+      <fieldset className="jp-Promote-resources">
+        <legend>Resources</legend>
+        {(['cpus', 'memory', 'gpus', 'time'] as const).map(name => (
+          <div key={name}>
+            <label title={target?.options_schema?.properties?.[name]?.description ?? ''}>
+              {{ cpus: 'CPUs', memory: 'Memory', gpus: 'GPUs', time: 'Time limit' }[name]}
+              <input
+                className="jp-mod-styled"
+                aria-label={`Resource ${name}`}
+                placeholder={{ cpus: '1', memory: '4G', gpus: '0', time: '2h' }[name]}
+                disabled={target !== undefined && offered.size > 0 && !offered.has(name)}
+                value={form.resources[name]}
+                onChange={e => update({ resources: { ...form.resources, [name]: e.target.value } })}
+              />
+            </label>
+            <FieldError errors={errors} field={`resources.${name}`} />
+          </div>
+        ))}
+        <FieldError errors={errors} field="resources" />
+      </fieldset>
+
+      <fieldset>
+        <legend>Monitoring</legend>
+        <label>
+          Stall timeout (s)
+          <input
+            className="jp-mod-styled"
+            aria-label="Stall timeout in seconds"
+            placeholder="600"
+            value={form.monitor.stall_timeout_s}
+            onChange={e => update({ monitor: { ...form.monitor, stall_timeout_s: e.target.value } })}
+          />
+        </label>
+        <FieldError errors={errors} field="monitor.stall_timeout_s" />
+        <label>
+          On NaN/Inf
+          <select
+            className="jp-mod-styled"
+            aria-label="Action on NaN"
+            value={form.monitor.nan_action}
+            onChange={e => update({ monitor: { ...form.monitor, nan_action: e.target.value as 'fail' | 'alert' } })}
+          >
+            <option value="fail">fail the job</option>
+            <option value="alert">alert and go on</option>
+          </select>
+        </label>
+        <FieldError errors={errors} field="monitor" />
+        <label className="jp-Promote-checkbox">
+          <input
+            type="checkbox"
+            aria-label="Deterministic"
+            checked={form.deterministic}
+            onChange={e => update({ deterministic: e.target.checked })}
+          />
+          Deterministic (seed, deterministic algorithms)
+        </label>
+      </fieldset>
+
+      <fieldset>
+        <legend>Sweep (optional)</legend>
+        <textarea
+          className="jp-mod-styled"
+          aria-label="Sweep values"
+          placeholder={'one line per parameter, e.g.\nlr = 0.1, 0.01\nseed = 0, 1'}
+          rows={2}
+          value={form.sweep}
+          onChange={e => update({ sweep: e.target.value })}
+        />
+        <FieldError errors={errors} field="sweep" />
+        <label>
+          At most running at once
+          <input
+            className="jp-mod-styled"
+            aria-label="Sweep parallelism"
+            placeholder="all"
+            value={form.maxParallel}
+            onChange={e => update({ maxParallel: e.target.value })}
+          />
+        </label>
+        <FieldError errors={errors} field="max_parallel" />
+      </fieldset>
+
+      <fieldset className="jp-Promote-environment">
+        <legend>Environment</legend>
+        {preview === null ? (
+          <div className="jp-Promote-muted">freezing the kernel's environment…</div>
+        ) : (
+          <dl>
+            <dt>Python</dt>
+            <dd>{preview.environment.python}</dd>
+            <dt>torch</dt>
+            <dd>
+              {preview.environment.torch ?? 'not installed'}
+              {preview.environment.cuda ? ` · CUDA ${preview.environment.cuda}` : ''}
+            </dd>
+            {Object.entries(preview.environment.key_packages)
+              .filter(([name]) => name !== 'torch')
+              .map(([name, version]) => (
+                <React.Fragment key={name}>
+                  <dt>{name}</dt>
+                  <dd>{version}</dd>
+                </React.Fragment>
+              ))}
+            <dt>packages</dt>
+            <dd>{preview.environment.packages}</dd>
+            <dt>image</dt>
+            <dd className="jp-Promote-image">
+              {preview.image
+                ? `${preview.image.tag} (${preview.image.exists ? 'exists' : 'will be built'})`
+                : `none needed here${preview.image_error ? ` (${preview.image_error})` : ''}`}
+            </dd>
+          </dl>
+        )}
+      </fieldset>
+    </div>
+  );
+}
+
+class PromoteBody extends ReactWidget implements Dialog.IBodyWidget<IPromoteChoice> {
+  constructor(private readonly props: Omit<IFormProps, 'onChange'>) {
+    super();
+    this.addClass('jp-Promote-dialog');
+    this._choice = { form: props.initial, preview: props.preview };
+  }
+
+  getValue(): IPromoteChoice {
+    return this._choice;
+  }
+
+  render(): JSX.Element {
+    return <PromoteFormView {...this.props} onChange={choice => (this._choice = choice)} />;
+  }
+
+  private _choice: IPromoteChoice;
+}
+
+/** Show the dialog; resolves to the person's choice, or null when they cancel. */
+export async function askPromote(
+  service: PromoteService,
+  notebook: string,
+  initial: IPromoteForm | null,
+  defaultTarget: string,
+  errors: Record<string, string> = {},
+  preview: IFreezePreview | null = null
+): Promise<IPromoteChoice | null> {
+  const body = new PromoteBody({
+    service,
+    notebook,
+    initial: initial ?? emptyForm(defaultTarget),
+    errors,
+    preview
+  });
+  const result = await showDialog({
+    title: `Promote ${notebook.split('/').pop()} to cluster`,
+    body,
+    buttons: [Dialog.cancelButton(), Dialog.okButton({ label: 'Promote', ariaLabel: 'Promote' })],
+    focusNodeSelector: 'select'
+  });
+  return result.button.accept ? result.value : null;
+}

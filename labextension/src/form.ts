@@ -1,0 +1,164 @@
+/**
+ * The "Promote to cluster" form: what a person typed, and the `POST jobs` body it becomes.
+ * Pure (no JupyterLab import): Jest tests it, the dialog renders it.
+ */
+
+import { parseParameter } from './model';
+import { IParameter, IPromoteRequest } from './tokens';
+
+export interface IPromoteForm {
+  target: string;
+  /** parameter name -> the text in its field */
+  parameters: Record<string, string>;
+  resources: { cpus: string; memory: string; gpus: string; time: string };
+  monitor: { stall_timeout_s: string; nan_action: 'fail' | 'alert' };
+  deterministic: boolean;
+  /** "lr = 0.1, 0.01" lines: one job per combination */
+  sweep: string;
+  maxParallel: string;
+}
+
+export function emptyForm(target: string): IPromoteForm {
+  return {
+    target,
+    parameters: {},
+    resources: { cpus: '', memory: '', gpus: '', time: '' },
+    monitor: { stall_timeout_s: '', nan_action: 'fail' },
+    deterministic: false,
+    sweep: '',
+    maxParallel: ''
+  };
+}
+
+/** A form value that cannot be sent, with the field it concerns (shown beside that field). */
+export class FieldError extends Error {
+  constructor(
+    readonly field: string,
+    message: string
+  ) {
+    super(message);
+    this.name = 'FieldError';
+  }
+}
+
+function wholeNumber(field: string, text: string, minimum: number): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < minimum) {
+    throw new FieldError(field, `${text}: must be a whole number of at least ${minimum}`);
+  }
+  return n;
+}
+
+/** Parse the sweep lines (`name = v1, v2`), each value typed as that parameter's default is. */
+export function parseSweep(text: string, parameters: IParameter[]): Record<string, unknown[]> {
+  const types = new Map(parameters.map(p => [p.name, p.type]));
+  const grid: Record<string, unknown[]> = {};
+  for (const raw of text.split(/[\n;]/)) {
+    const line = raw.trim();
+    if (!line) {
+      continue;
+    }
+    const at = line.indexOf('=');
+    const name = line.slice(0, at).trim();
+    if (at < 1 || !/^[A-Za-z_]\w*$/.test(name)) {
+      throw new FieldError('sweep', `${line}: expected "name = value, value, ..."`);
+    }
+    if (!types.has(name)) {
+      throw new FieldError('sweep', `${name}: not a parameter of this notebook`);
+    }
+    const type = types.get(name)!;
+    const values = line
+      .slice(at + 1)
+      .split(',')
+      .map(v => v.trim())
+      .filter(v => v.length > 0);
+    if (values.length === 0) {
+      throw new FieldError('sweep', `${name}: no values`);
+    }
+    grid[name] = values.map(v => {
+      try {
+        return parseParameter(type, v);
+      } catch (e) {
+        throw new FieldError('sweep', `${name} = ${v}: ${(e as Error).message}`);
+      }
+    });
+  }
+  return grid;
+}
+
+/** The `POST jobs` body for a form; a value that cannot be sent raises a FieldError naming its field. */
+export function toRequest(
+  notebook: string,
+  form: IPromoteForm,
+  parameters: IParameter[]
+): IPromoteRequest {
+  const request: IPromoteRequest = { notebook, target: form.target };
+  const values: Record<string, unknown> = {};
+  for (const parameter of parameters) {
+    const text = form.parameters[parameter.name];
+    if (text === undefined || text === parameter.default) {
+      continue; // unchanged: the notebook's own default applies, as in papermill
+    }
+    try {
+      values[parameter.name] = parseParameter(parameter.type, text);
+    } catch (e) {
+      throw new FieldError(`parameters.${parameter.name}`, `${parameter.name}: ${(e as Error).message}`);
+    }
+  }
+  if (Object.keys(values).length > 0) {
+    request.parameters = values;
+  }
+  const resources: Record<string, string | number> = {};
+  const { cpus, memory, gpus, time } = form.resources;
+  if (cpus.trim()) {
+    resources.cpus = wholeNumber('resources.cpus', cpus.trim(), 1);
+  }
+  if (gpus.trim()) {
+    resources.gpus = wholeNumber('resources.gpus', gpus.trim(), 0);
+  }
+  if (memory.trim()) {
+    resources.memory = memory.trim();
+  }
+  if (time.trim()) {
+    resources.time = time.trim();
+  }
+  if (Object.keys(resources).length > 0) {
+    request.resources = resources;
+  }
+  const monitor: Record<string, string | number> = { nan_action: form.monitor.nan_action };
+  const stall = form.monitor.stall_timeout_s.trim();
+  if (stall) {
+    const seconds = Number(stall);
+    if (!Number.isFinite(seconds) || seconds <= 0) {
+      throw new FieldError('monitor.stall_timeout_s', `${stall}: must be a positive number of seconds`);
+    }
+    monitor.stall_timeout_s = seconds;
+  }
+  request.monitor = monitor;
+  if (form.deterministic) {
+    request.deterministic = true;
+  }
+  const grid = parseSweep(form.sweep, parameters);
+  if (Object.keys(grid).length > 0) {
+    request.sweep = grid;
+    if (form.maxParallel.trim()) {
+      request.max_parallel = wholeNumber('max_parallel', form.maxParallel.trim(), 1);
+    }
+  }
+  return request;
+}
+
+/** The form field a server error concerns (its `subject`), or null: shown at the top of the dialog. */
+export function fieldOfSubject(subject: string | null, message: string): string | null {
+  if (!subject) {
+    return null;
+  }
+  if (subject === 'resources' || subject === 'monitor') {
+    const match = /^(resources|monitor)\.(\w+)/.exec(message);
+    return match ? `${match[1]}.${match[2]}` : subject;
+  }
+  if (['target', 'sweep', 'max_parallel', 'deterministic'].includes(subject)) {
+    return subject;
+  }
+  return null;
+}

@@ -1,0 +1,268 @@
+import * as React from 'react';
+
+import { JobsModel } from '../jobs';
+import { duration, explainAlert, formatDuration, IJobView, isFinal } from '../model';
+import { IEnvironmentCard, IJobDetail } from '../tokens';
+import { Chart } from './Chart';
+
+/** What the detail view asks of the application (kept out of the view so it stays a plain component). */
+export interface IJobActions {
+  cancel(id: string): Promise<void>;
+  rerun(id: string): Promise<void>;
+  openOutput(detail: IJobDetail): Promise<void>;
+}
+
+const LOG_TAIL_CHARS = 64 * 1024;
+const LOG_POLL_MS = 2000;
+
+/** Follow one of a job's logs while the view is open: appended text, the last 64 kB kept. */
+function useLog(model: JobsModel, id: string, stream: 'job' | 'build', live: boolean): string {
+  const [text, setText] = React.useState('');
+  React.useEffect(() => {
+    let offset = 0;
+    let stopped = false;
+    let timer = 0;
+    const read = async () => {
+      try {
+        const chunk = await model.service.logs(id, offset, stream);
+        offset = chunk.offset;
+        if (chunk.text) {
+          setText(t => (t + chunk.text).slice(-LOG_TAIL_CHARS));
+        }
+      } catch {
+        // the job may be gone; the next read says so again
+      }
+      if (!stopped && live) {
+        timer = window.setTimeout(read, LOG_POLL_MS);
+      }
+    };
+    void read();
+    return () => {
+      stopped = true;
+      window.clearTimeout(timer);
+    };
+  }, [id, stream, live]);
+  return text;
+}
+
+function EnvironmentTable(props: { job: IEnvironmentCard | null; kernel: IEnvironmentCard | null; loading: boolean }): JSX.Element {
+  const rows: [string, (card: IEnvironmentCard) => string][] = [
+    ['Python', c => c.python ?? ''],
+    ['torch', c => c.torch ?? '—'],
+    ['CUDA', c => c.cuda ?? '—'],
+    ['cuDNN', c => (c.cudnn === null ? '—' : String(c.cudnn))],
+    ['CPU', c => c.cpu ?? ''],
+    ['GPU', c => (c.gpu ? JSON.stringify(c.gpu) : '—')],
+    ['packages', c => String(c.packages)]
+  ];
+  const names = new Set([...Object.keys(props.job?.key_packages ?? {}), ...Object.keys(props.kernel?.key_packages ?? {})]);
+  for (const name of names) {
+    if (name !== 'torch') {
+      rows.push([name, c => c.key_packages[name] ?? '—']);
+    }
+  }
+  rows.push(['lock', c => (c.content_hash ?? '').slice(7, 19)]);
+  return (
+    <table className="jp-Promote-envTable">
+      <thead>
+        <tr>
+          <th />
+          <th scope="col">job</th>
+          <th scope="col">notebook kernel now</th>
+        </tr>
+      </thead>
+      <tbody>
+        {rows.map(([label, value]) => {
+          const a = props.job ? value(props.job) : '';
+          const b = props.kernel ? value(props.kernel) : props.loading ? '…' : '';
+          const differs = props.job !== null && props.kernel !== null && a !== b;
+          return (
+            <tr key={label} className={differs ? 'jp-Promote-differs' : ''}>
+              <th scope="row">{label}</th>
+              <td>{a}</td>
+              <td>{b}</td>
+            </tr>
+          );
+        })}
+      </tbody>
+    </table>
+  );
+}
+
+/** One job: stage timeline, alerts, charts, metrics, parity, logs, environment, and its actions. */
+export function JobDetail(props: { model: JobsModel; view: IJobView; actions: IJobActions; onBack: () => void }): JSX.Element {
+  const { model, view, actions } = props;
+  const live = !isFinal(view.state);
+  const [detail, setDetail] = React.useState<IJobDetail | null>(null);
+  const [kernel, setKernel] = React.useState<IEnvironmentCard | null>(null);
+  const [kernelLoading, setKernelLoading] = React.useState(false);
+  const [busy, setBusy] = React.useState(false);
+  const jobLog = useLog(model, view.id, 'job', live);
+  const buildLog = useLog(model, view.id, 'build', live && view.state === 'pending');
+
+  React.useEffect(() => {
+    void model.catchUp(view.id);
+  }, [view.id]);
+  React.useEffect(() => {
+    model.service.job(view.id).then(setDetail, () => undefined);
+  }, [view.id, view.state]);
+
+  const compareKernel = async () => {
+    if (!detail?.notebook_path) {
+      return;
+    }
+    setKernelLoading(true);
+    try {
+      setKernel((await model.service.freeze(detail.notebook_path)).environment);
+    } finally {
+      setKernelLoading(false);
+    }
+  };
+  const act = (action: () => Promise<void>) => async () => {
+    setBusy(true);
+    try {
+      await action();
+    } finally {
+      setBusy(false);
+    }
+  };
+  const now = Date.now() / 1000;
+  const metricSeries = Object.entries(view.series.metrics).map(([label, points]) => ({ label, points }));
+  const gpuSeries = Object.entries(view.series.gpuMemory).map(([label, points]) => ({ label, points }));
+
+  return (
+    <div className="jp-Promote-detail" data-job={view.id}>
+      <div className="jp-Promote-detailHeader">
+        <button className="jp-Button jp-mod-minimal" onClick={props.onBack} aria-label="Back to the job list">
+          ← Jobs
+        </button>
+        <span className={`jp-Promote-badge jp-Promote-state-${view.state}`} data-state={view.state}>
+          {view.state}
+        </span>
+        {view.reason && view.state !== 'succeeded' && <span className="jp-Promote-reason">{view.reason}</span>}
+      </div>
+      <h3 className="jp-Promote-title">{view.record.notebook.split('/').pop()}</h3>
+      <div className="jp-Promote-muted">
+        {view.record.target} · {view.id}
+        {view.message ? ` · ${view.message}` : ''}
+      </div>
+      <div className="jp-Promote-actions">
+        <button className="jp-Button jp-mod-styled jp-mod-warn" disabled={!live || busy} onClick={act(() => actions.cancel(view.id))}>
+          Cancel
+        </button>
+        <button className="jp-Button jp-mod-styled" disabled={busy} onClick={act(() => actions.rerun(view.id))}>
+          Rerun
+        </button>
+        <button
+          className="jp-Button jp-mod-styled"
+          disabled={busy || detail === null || view.state === 'pending'}
+          onClick={act(() => actions.openOutput(detail!))}
+        >
+          Open output
+        </button>
+      </div>
+
+      <section aria-label="Stages">
+        <h4>Stages</h4>
+        <ol className="jp-Promote-stages">
+          {view.stages.map(stage => (
+            <li key={stage.name} data-stage={stage.name}>
+              <span>{stage.name === 'finished' ? view.state : stage.name}</span>
+              <span className="jp-Promote-muted">
+                {stage.name === 'finished' ? '' : formatDuration((stage.end ?? now) - stage.start)}
+              </span>
+            </li>
+          ))}
+        </ol>
+        <div className="jp-Promote-muted">
+          {view.cellsTotal ? `cells ${view.cellsDone}/${view.cellsTotal}` : ''}
+          {view.steps ? ` · ${view.steps} steps` : ''}
+          {duration(view, now) !== null ? ` · ${formatDuration(duration(view, now))}` : ''}
+        </div>
+      </section>
+
+      {view.alerts.length > 0 && (
+        <section aria-label="Alerts">
+          <h4>Alerts</h4>
+          <ul className="jp-Promote-alerts">
+            {view.alerts.map(alert => (
+              <li key={alert.seq} className="jp-Promote-alert" data-kind={alert.kind}>
+                <strong>{alert.kind}</strong> {alert.message}
+                {alert.action === 'fail' ? ' (the job was stopped)' : ''}
+                <div className="jp-Promote-explain">{explainAlert(alert.kind)}</div>
+              </li>
+            ))}
+          </ul>
+        </section>
+      )}
+      {view.failedCell && (
+        <section aria-label="Failed cell" className="jp-Promote-alert">
+          <strong>
+            cell {String(view.failedCell.number)}: {String(view.failedCell.ename)}
+          </strong>{' '}
+          {String(view.failedCell.evalue ?? '')}
+        </section>
+      )}
+
+      <section aria-label="Charts">
+        <h4>Charts</h4>
+        <Chart title="steps/s" series={[{ label: 'steps/s', points: view.series.stepsPerS }]} unit="steps/s" />
+        {metricSeries.length > 0 && <Chart title="reported metrics" series={metricSeries} />}
+        {gpuSeries.length > 0 && <Chart title="GPU memory (GiB)" series={gpuSeries} unit="GiB" scale={2 ** 30} />}
+      </section>
+
+      <section aria-label="Metrics">
+        <h4>Metrics</h4>
+        {Object.keys(view.metrics).length === 0 ? (
+          <div className="jp-Promote-muted">none reported yet</div>
+        ) : (
+          <table className="jp-Promote-metrics">
+            <tbody>
+              {Object.entries(view.metrics).map(([name, value]) => (
+                <tr key={name}>
+                  <th scope="row">{name}</th>
+                  <td>{typeof value === 'number' ? value.toPrecision(6) : String(value)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+        {(detail?.parity ?? view.record.parity) && (
+          <div className={`jp-Promote-parity jp-Promote-parity-${(detail?.parity ?? view.record.parity)!.verdict.replace(' ', '-')}`}>
+            parity with the notebook: {(detail?.parity ?? view.record.parity)!.verdict}
+            {(detail?.parity ?? view.record.parity)!.failed?.length
+              ? ` (${(detail?.parity ?? view.record.parity)!.failed!.join(', ')})`
+              : ''}
+          </div>
+        )}
+      </section>
+
+      <section aria-label="Log">
+        <h4>Log</h4>
+        <pre className="jp-Promote-log" tabIndex={0} aria-label="Job log">
+          {jobLog || '(nothing yet)'}
+        </pre>
+        {buildLog && (
+          <details>
+            <summary>Image build log</summary>
+            <pre className="jp-Promote-log" tabIndex={0} aria-label="Build log">
+              {buildLog}
+            </pre>
+          </details>
+        )}
+      </section>
+
+      <section aria-label="Environment">
+        <h4>Environment</h4>
+        <EnvironmentTable job={detail?.environment ?? null} kernel={kernel} loading={kernelLoading} />
+        <button
+          className="jp-Button jp-mod-styled"
+          disabled={kernelLoading || !detail?.notebook_path}
+          onClick={() => void compareKernel()}
+        >
+          Compare with the notebook's kernel
+        </button>
+      </section>
+    </div>
+  );
+}

@@ -1,0 +1,59 @@
+import { ReactWidget, UseSignal } from '@jupyterlab/ui-components';
+import * as React from 'react';
+
+import { JobsModel } from '../jobs';
+import { IJobActions, JobDetail } from './JobDetail';
+import { JobList } from './JobList';
+
+/** The sidebar: the job list, or one job's detail. */
+export class JobsPanel extends ReactWidget {
+  constructor(
+    readonly model: JobsModel,
+    private readonly actions: IJobActions
+  ) {
+    super();
+    this.id = 'jupyter-promote-jobs';
+    this.addClass('jp-Promote-panel');
+  }
+
+  /** Settings: whether the unfiltered list shows finished jobs too. */
+  set showFinished(value: boolean) {
+    this._showFinished = value;
+    this.update();
+  }
+
+  /** Show one job's detail. */
+  open(id: string | null): void {
+    this._selected = id;
+    this.update();
+  }
+
+  render(): JSX.Element {
+    return (
+      <UseSignal signal={this.model.changed}>
+        {() => {
+          const view = this._selected ? this.model.get(this._selected) : undefined;
+          if (view) {
+            return <JobDetail model={this.model} view={view} actions={this.actions} onBack={() => this.open(null)} />;
+          }
+          return (
+            <JobList
+              views={this.model.views}
+              filter={this._filter}
+              showFinished={this._showFinished}
+              onFilter={state => {
+                this._filter = state;
+                this.update();
+              }}
+              onOpen={id => this.open(id)}
+            />
+          );
+        }}
+      </UseSignal>
+    );
+  }
+
+  private _selected: string | null = null;
+  private _filter = '';
+  private _showFinished = true;
+}

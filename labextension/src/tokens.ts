@@ -1,0 +1,86 @@
+/** The shapes of the jupyter-promote REST API (see jupyter_promote/openapi.yaml). */
+
+import { IJobEvent, IJobRecord } from './model';
+
+/** A target as `GET targets` describes it. */
+export interface ITarget {
+  name: string;
+  display_name: string;
+  available: boolean;
+  reason: string | null;
+  options_schema: {
+    properties?: Record<string, { type?: string; description?: string; minimum?: number }>;
+  };
+}
+
+/** A parameter of the notebook's `parameters` cell, as papermill reads it. */
+export interface IParameter {
+  name: string;
+  type: string;
+  /** The default's source text. */
+  default: string;
+  /** The default as a JSON value, when it is a literal. */
+  value: unknown;
+  literal: boolean;
+  help: string;
+}
+
+/** The facts of an environment lock a person compares at a glance. */
+export interface IEnvironmentCard {
+  content_hash: string;
+  python: string | null;
+  torch: string | null;
+  cuda: string | null;
+  cudnn: string | null;
+  cpu: string | null;
+  gpu: unknown;
+  packages: number;
+  key_packages: Record<string, string>;
+  env: Record<string, string>;
+}
+
+/** `POST freeze`: what a promote would use, building nothing. */
+export interface IFreezePreview {
+  kernel: string;
+  summary: string;
+  environment: IEnvironmentCard;
+  parameters: IParameter[];
+  image: { tag: string; base_image: string; exists: boolean } | null;
+  image_error?: string;
+}
+
+/** One job, as `GET jobs/{id}` returns it. */
+export interface IJobDetail extends IJobRecord {
+  run_dir: string | null;
+  transitions: { state: string; reason: string | null; ts: number }[];
+  environment: IEnvironmentCard | null;
+  /** The notebook relative to the server's root (what the contents API takes), or null. */
+  notebook_path: string | null;
+}
+
+/** The body of `POST jobs`. */
+export interface IPromoteRequest {
+  notebook: string;
+  target: string;
+  parameters?: Record<string, unknown>;
+  resources?: Record<string, string | number>;
+  monitor?: Record<string, string | number>;
+  deterministic?: boolean;
+  sweep?: Record<string, unknown[]>;
+  max_parallel?: number;
+}
+
+/** One message of the `job_events/v1` schema on the server's event bus. */
+export interface IJobEventsMessage {
+  schema_id: string;
+  job: string;
+  first_seq: number;
+  last_seq: number;
+  state?: string;
+  /** The events, a JSON array in seq order. */
+  events: string;
+}
+
+export const JOB_EVENTS_SCHEMA = 'https://events.jupyter.org/jupyter_promote/job_events/v1';
+
+export type { IJobEvent, IJobRecord };

@@ -1,0 +1,29 @@
+/**
+ * galata (Playwright) against a real JupyterLab with jupyter-promote installed, in Debian's chromium:
+ * no browser download works on CI machines, and video/trace need ffmpeg, which cannot be fetched.
+ */
+const baseConfig = require('@jupyterlab/galata/lib/playwright-config');
+
+module.exports = {
+  ...baseConfig,
+  reporter: [['list'], ['html', { open: 'never' }]],
+  timeout: 180000,
+  expect: { timeout: 60000 },
+  retries: 0,
+  workers: 1,
+  use: {
+    ...baseConfig.use,
+    video: 'off',
+    trace: 'off',
+    launchOptions: {
+      executablePath: process.env.PROMOTE_CHROMIUM || '/usr/bin/chromium',
+      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update']
+    }
+  },
+  webServer: {
+    command: 'jlpm start',
+    url: 'http://localhost:8888/lab',
+    timeout: 180000,
+    reuseExistingServer: !process.env.CI
+  }
+};

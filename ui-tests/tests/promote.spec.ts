@@ -1,0 +1,153 @@
+/**
+ * jupyter-promote in a real JupyterLab, in a real browser: promote from the button, watch the job in
+ * the sidebar, a NaN alert, cancel, a reload mid-run, and a server error shown beside its field.
+ * Jobs run for real on the local target (a papermill run with the injected monitor).
+ */
+import { expect, galata, IJupyterLabPageFixture, test } from '@jupyterlab/galata';
+import * as path from 'path';
+
+const NOTEBOOKS = path.resolve(__dirname, '..', 'notebooks');
+const ARTIFACTS = path.resolve(__dirname, '..', 'artifacts');
+
+test.use({ autoGoto: true });
+
+async function upload(page: IJupyterLabPageFixture, tmpPath: string, name: string): Promise<string> {
+  const target = `${tmpPath}/${name}`;
+  await page.contents.uploadFile(path.join(NOTEBOOKS, name), target);
+  await page.filebrowser.refresh();
+  return target;
+}
+
+/** The open Promote dialog, once the notebook's environment and parameters are read. */
+async function dialogReady(page: IJupyterLabPageFixture) {
+  const dialog = page.locator('.jp-Dialog');
+  await expect(dialog.locator('.jp-Promote-form')).toBeVisible();
+  await expect(dialog.locator('.jp-Promote-image')).toBeVisible({ timeout: 120000 });
+  return dialog;
+}
+
+/** Promote a notebook from the file browser's context menu, with some parameters changed. */
+async function promoteFromBrowser(
+  page: IJupyterLabPageFixture,
+  name: string,
+  parameters: Record<string, string> = {}
+): Promise<string> {
+  await page.locator(`.jp-DirListing-item[title^="Name: ${name}"]`).click({ button: 'right' });
+  await page.locator('.lm-Menu-item:has-text("Promote to cluster")').click();
+  const dialog = await dialogReady(page);
+  for (const [parameter, value] of Object.entries(parameters)) {
+    await dialog.locator(`input[data-parameter="${parameter}"]`).fill(value);
+  }
+  await dialog.locator('.jp-Dialog-button.jp-mod-accept').click();
+  return jobOnDetail(page);
+}
+
+/** The id of the job the sidebar's detail view shows. */
+async function jobOnDetail(page: IJupyterLabPageFixture): Promise<string> {
+  const detail = page.locator('.jp-Promote-detail');
+  await expect(detail).toBeVisible();
+  return (await detail.getAttribute('data-job'))!;
+}
+
+function badge(page: IJupyterLabPageFixture) {
+  return page.locator('.jp-Promote-detail .jp-Promote-detailHeader [data-state]');
+}
+
+test('promote from the notebook toolbar and watch it go queued, running, succeeded', async ({ page, tmpPath }) => {
+  const notebook = await upload(page, tmpPath, 'train.ipynb');
+  await page.notebook.openByPath(notebook);
+  await page.notebook.activate('train.ipynb');
+
+  await page.locator('.jp-NotebookPanel-toolbar [data-jp-item-name="promote"] .jp-ToolbarButtonComponent').click();
+  const dialog = await dialogReady(page);
+  // the parameters cell, pre-filled and typed; the environment preview
+  await expect(dialog.locator('input[data-parameter="steps"]')).toHaveValue('300');
+  await expect(dialog.locator('input[data-parameter="lr"]')).toHaveValue('0.05');
+  await expect(dialog.locator('.jp-Promote-environment')).toContainText('torch');
+  await expect(dialog.locator('select.jp-Promote-target option[value="local"]')).toBeEnabled();
+  await dialog.locator('input[data-parameter="steps"]').fill('400');
+  await page.screenshot({ path: path.join(ARTIFACTS, 'dialog-light.png') });
+  await dialog.locator('.jp-Dialog-button.jp-mod-accept').click();
+
+  const id = await jobOnDetail(page);
+  await expect(badge(page)).toHaveAttribute('data-state', 'running');
+  await expect(page.locator('.jp-Promote-chart[aria-label="steps/s"] canvas')).toBeVisible();
+  await expect(badge(page)).toHaveAttribute('data-state', 'succeeded', { timeout: 120000 });
+  const stages = page.locator('.jp-Promote-stages li');
+  await expect(stages).toHaveText([/freezing/, /queued/, /running/, /succeeded/]);
+  await expect(page.locator('.jp-Promote-metrics')).toContainText('accuracy');
+  await expect(page.locator('.jp-Promote-log[aria-label="Job log"]')).toContainText('trained 400 steps');
+  await expect(page.locator('.Toastify__toast').filter({ hasText: 'succeeded' })).toBeVisible();
+  await page.screenshot({ path: path.join(ARTIFACTS, 'sidebar-detail-light.png') });
+
+  // the list shows it, with its parameters; and the dark theme keeps it readable
+  await page.locator('button[aria-label="Back to the job list"]').click();
+  const row = page.locator(`.jp-Promote-job[data-job="${id}"]`);
+  await expect(row).toHaveAttribute('data-state', 'succeeded');
+  await expect(row).toContainText('steps=400');
+  await page.theme.setDarkTheme();
+  await row.locator('button').click();
+  await expect(page.locator('.jp-Promote-detail')).toBeVisible();
+  await page.screenshot({ path: path.join(ARTIFACTS, 'sidebar-detail-dark.png') });
+  const colours = await page.evaluate(() => {
+    const panel = document.querySelector('.jp-Promote-panel')!;
+    return [getComputedStyle(panel).backgroundColor, getComputedStyle(panel).color];
+  });
+  expect(colours[0]).not.toEqual(colours[1]);
+  expect(colours[0]).not.toEqual('rgb(255, 255, 255)');
+  await page.theme.setLightTheme();
+});
+
+test('a server error appears in the dialog beside the field it concerns', async ({ page, tmpPath }) => {
+  await upload(page, tmpPath, 'train.ipynb');
+  await page.locator('.jp-DirListing-item[title^="Name: train.ipynb"]').click({ button: 'right' });
+  await page.locator('.lm-Menu-item:has-text("Promote to cluster")').click();
+  let dialog = await dialogReady(page);
+  await dialog.locator('input[aria-label="Resource memory"]').fill('lots');
+  await dialog.locator('.jp-Dialog-button.jp-mod-accept').click();
+  dialog = page.locator('.jp-Dialog');
+  const error = dialog.locator('.jp-Promote-fieldError[data-field="resources.memory"]');
+  await expect(error).toContainText("resources.memory 'lots': not a size");
+  await expect(dialog.locator('input[aria-label="Resource memory"]')).toHaveValue('lots'); // nothing typed is lost
+  await page.screenshot({ path: path.join(ARTIFACTS, 'dialog-error.png') });
+  await dialog.locator('.jp-Dialog-button.jp-mod-reject').click();
+  await expect(page.locator('.jp-Dialog')).toHaveCount(0);
+});
+
+test('a diverging notebook shows its NaN alert, explained, and a notification', async ({ page, tmpPath }) => {
+  await upload(page, tmpPath, 'diverge.ipynb');
+  await promoteFromBrowser(page, 'diverge.ipynb');
+  const alert = page.locator('.jp-Promote-alert[data-kind="nan"]');
+  await expect(alert).toBeVisible({ timeout: 120000 });
+  await expect(alert).toContainText('learning rate');
+  await expect(badge(page)).toHaveAttribute('data-state', 'failed');
+  await expect(page.locator('.jp-Promote-reason')).toHaveText('nan');
+  await expect(page.locator('.Toastify__toast').filter({ hasText: 'nan alert' }).first()).toBeVisible();
+  await page.screenshot({ path: path.join(ARTIFACTS, 'sidebar-nan-alert.png') });
+});
+
+test('cancel a running job', async ({ page, tmpPath }) => {
+  await upload(page, tmpPath, 'hang.ipynb');
+  await promoteFromBrowser(page, 'hang.ipynb');
+  await expect(badge(page)).toHaveAttribute('data-state', 'running');
+  await expect(page.locator('.jp-Promote-log[aria-label="Job log"]')).toContainText('working');
+  await page.locator('.jp-Promote-actions button:has-text("Cancel")').click();
+  await expect(badge(page)).toHaveAttribute('data-state', 'cancelled');
+  await expect(page.locator('.jp-Promote-actions button:has-text("Cancel")')).toBeDisabled();
+});
+
+test('a reload mid-run keeps the job, and it stays live', async ({ page, tmpPath }) => {
+  await upload(page, tmpPath, 'train.ipynb');
+  const id = await promoteFromBrowser(page, 'train.ipynb', { steps: '1500' });
+  await expect(badge(page)).toHaveAttribute('data-state', 'running');
+
+  await page.reload();
+  await page.sidebar.openTab('jupyter-promote-jobs' as galata.SidebarTabId);
+  const row = page.locator(`.jp-Promote-job[data-job="${id}"]`);
+  await expect(row).toHaveAttribute('data-state', 'running');
+  await row.locator('button').click();
+  // still live: it reaches its end on this page, with no second reload
+  await expect(badge(page)).toHaveAttribute('data-state', 'succeeded', { timeout: 120000 });
+  await expect(page.locator('.jp-Promote-stages li')).toHaveText([/freezing/, /queued/, /running/, /succeeded/]);
+  await page.screenshot({ path: path.join(ARTIFACTS, 'sidebar-after-reload.png') });
+});
