@@ -182,7 +182,10 @@ class Pipeline:
                 build_log.flush()
                 self.on_line(line)
 
-            ref = builder.ensure(env, interpreter, **dataclasses.asdict(options), on_line=on_line)
+            def on_stage(stage: str) -> None:
+                log.emit("status", state="pending", source="pipeline", message=f"{stage} the environment image")
+
+            ref = builder.ensure(env, interpreter, **dataclasses.asdict(options), on_line=on_line, on_stage=on_stage)
         log.emit("image", source="pipeline", ref=ref.ref, built=ref.built, digest=ref.digest, verified=ref.verification.get("ok"))
         return ref.to_json()
 

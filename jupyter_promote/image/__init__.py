@@ -170,9 +170,10 @@ class ImageBuilder(LoggingConfigurable):
         registry: str | None = None,
         rebuild: bool = False,
         on_line: Callable[[str], None] = lambda line: None,
+        on_stage: Callable[[str], None] = lambda stage: None,
     ) -> ImageRef:
         """The verified image of ``env``: reused when it exists (unless ``rebuild``), else built, verified
-        and tagged; pushed to the registry when ``push``.
+        and tagged; pushed to the registry when ``push``. ``on_stage`` hears "pushing" as the push starts.
         """
         if push and not (registry or self.registry):
             raise UsageError("--push: no registry configured (--registry HOST:PORT/REPO)", subject="push")
@@ -187,6 +188,7 @@ class ImageBuilder(LoggingConfigurable):
         if push and ref.digest is None:
             from .registry import push as push_image
 
+            on_stage("pushing")
             ref.digest = push_image(ref.ref, on_line)
         return ref
 

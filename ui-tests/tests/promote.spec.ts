@@ -86,7 +86,8 @@ test('promote from the notebook toolbar and watch it go queued, running, succeed
   await expect(row).toHaveAttribute('data-state', 'succeeded');
   await expect(row).toContainText('steps=400');
   await page.theme.setDarkTheme();
-  await row.locator('button').click();
+  await row.locator('button').focus(); // keyboard reachable: Enter opens the job
+  await page.keyboard.press('Enter');
   await expect(page.locator('.jp-Promote-detail')).toBeVisible();
   await page.screenshot({ path: path.join(ARTIFACTS, 'sidebar-detail-dark.png') });
   const colours = await page.evaluate(() => {

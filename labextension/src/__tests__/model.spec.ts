@@ -53,6 +53,7 @@ function aRun(): IJobEvent[] {
   return [
     event('status', { state: 'pending', message: "freezing the kernel's environment" }, 100),
     event('status', { state: 'pending', message: 'building or finding the environment image' }, 102),
+    event('status', { state: 'pending', message: 'pushing the environment image' }, 108),
     event('image', { ref: 'jupyter-promote/env:abc', built: true, digest: null }, 110),
     event('status', { state: 'queued', target: 'docker' }, 111),
     event('status', { state: 'running' }, 113),
@@ -71,10 +72,11 @@ describe('folding events into a job view', () => {
     const view = foldEvents(viewOf(record()), aRun());
     expect(view.state).toBe('failed');
     expect(view.reason).toBe('nan');
-    expect(view.seq).toBe(12);
+    expect(view.seq).toBe(13);
     expect(view.stages.map(s => [s.name, s.start, s.end])).toEqual([
       ['freezing', 100, 102],
-      ['building', 102, 111],
+      ['building', 102, 108],
+      ['pushing', 108, 111],
       ['queued', 111, 113],
       ['running', 113, 120],
       ['finished', 120, 120]
@@ -96,7 +98,7 @@ describe('folding events into a job view', () => {
     const once = foldEvents(viewOf(record()), events);
     const twice = foldEvents(once, events);
     expect(twice).toBe(once);
-    const overlapping = foldEvents(foldEvents(viewOf(record()), events.slice(0, 7)), events.slice(4));
+    const overlapping = foldEvents(foldEvents(viewOf(record()), events.slice(0, 8)), events.slice(4));
     expect(overlapping).toEqual(once);
   });
 
