@@ -306,7 +306,7 @@ def cmd_compare(args: argparse.Namespace, app: Any) -> int:
     results = []
     for run in runs:
         view = JobView().fold(read_events(str(run / "events.jsonl")))
-        job_lock = json.loads((run / "env" / LOCK_FILE).read_text())
+        job_lock = parity.job_environment(run, json.loads((run / "env" / LOCK_FILE).read_text()))
         result = parity.judge(nb, dict(view.metrics), notebook_lock, job_lock, app.settings.parity_tolerance)
         text = parity.write(run, result, f"{run.name} against {os.path.basename(args.notebook)}")
         failed |= result["verdict"] != "pass"
@@ -382,10 +382,40 @@ def _run_replicas(args: argparse.Namespace, app: Any) -> int:
     seeds = args.seeds if args.seeds is not None else [None]
     sets = [{**base, **({"seed": s} if s is not None else {})} for s in seeds for _ in range(replicas)]
     args.max_parallel = None
-    return cmd_sweep(args, app, sets)
+    return cmd_sweep(args, app, sets, then=_judge_replicas)
 
 
-def cmd_sweep(args: argparse.Namespace, app: Any, sets: list[dict[str, Any]] | None = None) -> int:
+def _judge_replicas(sweep_path: Path, summary: dict[str, Any], app: Any) -> int | None:
+    """Parity of each replica with the notebook's baseline. With two seeds or more, a metric beyond its
+    tolerance but within the seed-variance band passes (and the report says so). Exit 3 when one fails."""
+    from . import parity
+    from .freeze import LOCK_FILE
+    from .job.notebook import read_notebook
+
+    source = read_notebook(summary["notebook"])
+    if not parity.baseline_of(source)["metrics"]:
+        return None
+    succeeded = [t for t in summary["tasks"] if t["state"] == "succeeded"]
+    band = parity.seed_band([(t["parameters"], t["metrics"]) for t in succeeded])
+    notebook_lock = json.loads((sweep_path / "env" / LOCK_FILE).read_text())
+    failed = []
+    for task in succeeded:
+        run = sweep_path / "tasks" / str(task["index"])
+        result = parity.judge(source, task["metrics"], notebook_lock, parity.job_environment(run, notebook_lock),
+                              app.settings.parity_tolerance, band)  # fmt: skip
+        parity.write(run, result, f"task {task['index']} of sweep {summary['id']}")
+        if result["verdict"] == "fail":
+            failed.append(task["index"])
+        banded = [r["metric"] for r in result["metrics"] if r.get("within_seed_band")]
+        _say(f"  parity of task {task['index']}: {result['verdict']}"
+             + (f" ({', '.join(banded)} within the seed-variance band)" if banded else ""))  # fmt: skip
+    if band:
+        _say("  seed-variance band (2 std of the per-seed means): "
+             + ", ".join(f"{name} ±{width:.3g}" for name, width in sorted(band.items())))  # fmt: skip
+    return EXIT_PARITY_FAILED if failed else None
+
+
+def cmd_sweep(args: argparse.Namespace, app: Any, sets: list[dict[str, Any]] | None = None, then: Any = None) -> int:
     from .pipeline import Pipeline, PromoteRequest
     from .sweep_runner import prepare_sweep, run_sweep, summarise
     from .targets import target_class
@@ -445,7 +475,9 @@ def cmd_sweep(args: argparse.Namespace, app: Any, sets: list[dict[str, Any]] | N
         print(json.dumps(summary, indent=2, sort_keys=True))
     if not views:
         return EXIT_CANCELLED
-    return EXIT_OK if all(v.state is JobState.SUCCEEDED for v in views) else EXIT_JOB_FAILED
+    if not all(v.state is JobState.SUCCEEDED for v in views):
+        return EXIT_JOB_FAILED
+    return (then(sweep.path, summary, app) if then else None) or EXIT_OK
 
 
 def _print_sweep(summary: dict[str, Any], say: Any = _say) -> None:
@@ -457,6 +489,15 @@ def _print_sweep(summary: dict[str, Any], say: Any = _say) -> None:
             f"std {ends['std']:.3g} over {ends['tasks']} tasks")  # fmt: skip
         if "seed_std" in ends:
             say(f"    spread from the seed {ends['seed_std']:.3g}; between replicas of one seed {ends['replica_std']:.3g}")
+    for group in summary.get("replicas", []):
+        tasks = ", ".join(str(i) for i in group["tasks"])
+        where = group["first_divergence"]
+        if where is None:
+            say(f"  replicas {tasks}: identical, bit for bit, in every report")
+        else:
+            values = ", ".join(repr(v) for v in where["values"])
+            say(f"  replicas {tasks}: first diverge at step {where['step']} (report {where['report']}): "
+                f"{where['metric'] or where.get('problem')} = {values}")  # fmt: skip
 
 
 def cmd_build(args: argparse.Namespace, app: Any) -> int:

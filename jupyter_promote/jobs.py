@@ -19,13 +19,15 @@ from .job.sweep import expand
 from .models import JobRecord, JobState, MonitorSettings
 from .pipeline import Pipeline, Prepared, PromoteRequest, new_job_id
 from .rundir import RunDir
-from .runtime.events import EventLog
+from .runtime.events import EventLog, EventTail
 from .store import JobStore
 from .targets import Target, target_class
 
 log = logging.getLogger("jupyter_promote")
 _PAYLOAD_FIELDS = {"notebook", "target", "parameters", "resources", "monitor", "deterministic", "sweep", "max_parallel"}
 RESOURCE_OPTIONS = ("cpus", "memory", "gpus", "time")
+#: How often the events of a job being prepared (freeze, image build, push) are stored and published.
+PREPARE_POLL_S = 0.25
 
 
 def confine(root: str, path: Any, field: str = "notebook") -> str:
@@ -242,6 +244,9 @@ class JobManager:
             self._end_unsubmitted(record, "cancelled", "cancelled", "cancelled before it started")
             return
         pipeline = self._pipeline()
+        made: list[RunDir] = []
+        pipeline.on_run_dir = made.append  # from the preparing thread
+        publishing = asyncio.get_running_loop().create_task(self._publish_while_preparing(record.id, made))
         try:
             prepared = await asyncio.to_thread(pipeline.prepare, request)
         except PromoteError as exc:
@@ -251,6 +256,8 @@ class JobManager:
             log.exception("jupyter-promote: preparing job %s failed", record.id)
             self._end_unsubmitted(record, "failed", "error", f"{type(exc).__name__}: {exc}")
             return
+        finally:
+            publishing.cancel()
         self.store.put_job(prepared.record, str(prepared.run.path))
         if record.id in self._cancel_requested:
             prepared.log.emit("status", state="cancelled", reason="cancelled", message="cancelled before submit", source="server")
@@ -262,6 +269,19 @@ class JobManager:
             self._end_unsubmitted(prepared.record, "failed", "refused", str(exc))
             return
         await self._follow(pipeline, prepared, target)
+
+    async def _publish_while_preparing(self, job_id: str, made: list[RunDir]) -> None:
+        """Store and publish the events of freezing, building and pushing as they happen (an image build takes
+        minutes); following the job later finds them stored and publishes only what is new."""
+        tail: EventTail | None = None
+        while True:
+            await asyncio.sleep(PREPARE_POLL_S)
+            if tail is None and made:
+                tail = EventTail(str(made[0].events))
+            events = tail.read() if tail is not None else []
+            new = self.store.add_events(job_id, events) if events else []
+            if new:
+                self.publish(job_id, new)
 
     async def _follow(self, pipeline: Pipeline, prepared: Prepared, target: Target) -> None:
         """Follow to the end; the events of each poll are stored in one transaction, then published."""
@@ -302,7 +322,8 @@ class JobManager:
         record.state, record.reason, record.message = JobState(state), reason, message
         record.finished_at = round(time.time(), 3)
         self.store.put_job(record, None)
-        event = {"seq": 1, "ts": record.finished_at, "job": record.id, "type": "status", "state": state,
+        # after what preparing published (a freeze that failed after its first event)
+        event = {"seq": self.store.last_seq(record.id) + 1, "ts": record.finished_at, "job": record.id, "type": "status", "state": state,
                  "reason": reason, "message": message, "source": "server"}  # fmt: skip
         new = self.store.add_events(record.id, [event])
         if new:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import UsageError
+from .freeze import OBSERVED_FILE
 from .freeze.lock import canonical_name
 from .runtime.report import REPORT_MIMETYPE
 
@@ -63,8 +64,16 @@ def baseline_of(nb: Any) -> dict[str, Any]:
     return {"metrics": metrics, "tolerance": tolerance}
 
 
-def compare_metrics(baseline: dict[str, Any], job_metrics: dict[str, Any], configured: dict[str, Any]) -> dict[str, Any]:
-    """Per baseline metric: both values, the tolerance, pass or fail; the verdict over all of them."""
+def compare_metrics(
+    baseline: dict[str, Any], job_metrics: dict[str, Any], configured: dict[str, Any], band: dict[str, float] | None = None
+) -> dict[str, Any]:
+    """Per baseline metric: both values, the tolerance, pass or fail; the verdict over all of them.
+
+    ``band``: metric -> half-width of the seed-variance band (:func:`seed_band`). A metric beyond its
+    tolerance but within the band of the baseline passes, and the row says so: on other hardware a
+    difference the seed alone would make is not a change of behaviour.
+    """
+    band = band or {}
     rows = []
     for name, expected in baseline["metrics"].items():
         spec = baseline["tolerance"].get(name, configured.get(name))
@@ -75,8 +84,13 @@ def compare_metrics(baseline: dict[str, Any], job_metrics: dict[str, Any], confi
         elif _number(expected) and _number(job_metrics[name]):
             diff = float(job_metrics[name]) - float(expected)
             row.update(ok=tolerance.allows(float(expected), float(job_metrics[name])), difference=diff)
-            if not row["ok"]:
-                row["problem"] = f"differs by {diff:+.6g}, beyond {tolerance}"
+            if name in band:
+                row["seed_band"] = band[name]
+            if not row["ok"] and abs(diff) <= band.get(name, -1.0):
+                row.update(ok=True, within_seed_band=True)
+            elif not row["ok"]:
+                beyond = f"{tolerance}" + (f" and the seed band ±{band[name]:.3g}" if name in band else "")
+                row["problem"] = f"differs by {diff:+.6g}, beyond {beyond}"
         else:
             row.update(ok=job_metrics[name] == expected)
             if not row["ok"]:
@@ -97,7 +111,8 @@ def environment_diff(notebook_lock: dict[str, Any], job_lock: dict[str, Any]) ->
     want = {canonical_name(p["name"]): p["version"] for p in notebook_lock.get("packages", [])}
     facts = {}
     for label, path in (("python", ("python", "version")), ("torch", ("torch", "version")), ("cuda", ("torch", "cuda")),
-                        ("cudnn", ("torch", "cudnn")), ("cpu", ("hardware", "cpu")), ("gpu", ("hardware", "gpu"))):  # fmt: skip
+                        ("cudnn", ("torch", "cudnn")), ("cpu", ("hardware", "cpu", "model")),
+                        ("cpus usable", ("hardware", "cpu", "usable")), ("gpu", ("hardware", "gpu"))):  # fmt: skip
         a, b = _get(notebook_lock, path), _get(job_lock, path)
         if a != b:
             facts[label] = {"notebook": a, "job": b}
@@ -112,7 +127,19 @@ def environment_diff(notebook_lock: dict[str, Any], job_lock: dict[str, Any]) ->
         "changed": [{"name": n, "notebook": want[n], "job": have[n]} for n in sorted(set(want) & set(have)) if want[n] != have[n]],
         "facts": facts,
         "settings": threads,
+        # what the job itself reported in force (observed_env.json): torch threads, determinism flags, GPUs
+        "in_force": ((job_lock.get("runtime") or {}).get("torch")) or {},
     }
+
+
+def job_environment(run_dir: Path, frozen_lock: dict[str, Any]) -> dict[str, Any]:
+    """What the job ran with: the environment it recorded itself (``observed_env.json``), else, for a run
+    from before that or one that never reached its end, the lock it was made from."""
+    try:
+        observed: dict[str, Any] = json.loads((Path(run_dir) / OBSERVED_FILE).read_text())
+    except (OSError, ValueError):
+        return frozen_lock
+    return observed
 
 
 def _get(data: dict[str, Any], path: tuple[str, ...]) -> Any:
@@ -122,10 +149,57 @@ def _get(data: dict[str, Any], path: tuple[str, ...]) -> Any:
 
 
 def judge(source_notebook: Any, job_metrics: dict[str, Any], notebook_lock: dict[str, Any], job_lock: dict[str, Any],
-          configured: dict[str, Any]) -> dict[str, Any]:  # fmt: skip
-    result = compare_metrics(baseline_of(source_notebook), job_metrics, configured)
+          configured: dict[str, Any], band: dict[str, float] | None = None) -> dict[str, Any]:  # fmt: skip
+    result = compare_metrics(baseline_of(source_notebook), job_metrics, configured, band)
     result["environment"] = environment_diff(notebook_lock, job_lock)
     return result
+
+
+#: The seed-variance band is this many standard deviations of the per-seed means, either side.
+SEED_BAND_SIGMAS = 2.0
+
+
+def seed_band(runs: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, float]:
+    """Per metric, the half-width of the band the seed alone moves it in: ``SEED_BAND_SIGMAS`` standard
+    deviations of the per-seed means, from runs (parameters, metrics) with at least two distinct seeds.
+    """
+    import statistics
+
+    by_metric: dict[str, dict[str, list[float]]] = {}
+    for parameters, metrics in runs:
+        seed = json.dumps(parameters.get("seed"))
+        for name, value in metrics.items():
+            if _number(value):
+                by_metric.setdefault(name, {}).setdefault(seed, []).append(float(value))
+    return {
+        name: SEED_BAND_SIGMAS * statistics.pstdev(statistics.fmean(v) for v in seeds.values())
+        for name, seeds in by_metric.items()
+        if len(seeds) >= 2
+    }
+
+
+def first_divergence(reports: list[list[dict[str, Any]]]) -> dict[str, Any] | None:
+    """Where replicas that should be bitwise identical first differ: each run's metric reports in order
+    (the ``metrics`` of its metric events); None when they agree throughout. The step is the report's own
+    ``step`` metric when it has one, else the report's position.
+    """
+    if len(reports) < 2:
+        return None
+    for i in range(max(len(r) for r in reports)):
+        present = [r[i] if i < len(r) else None for r in reports]
+        if any(p is None for p in present):
+            return {"report": i, "step": _step(next(p for p in present if p is not None), i), "metric": None,
+                    "values": [None if p is None else "reported" for p in present],
+                    "problem": "some runs stopped reporting here"}  # fmt: skip
+        for name in sorted(set().union(*present)):
+            values = [p.get(name) for p in present]
+            if any(json.dumps(v) != json.dumps(values[0]) for v in values):
+                return {"report": i, "step": _step(present[0], i), "metric": name, "values": values}
+    return None
+
+
+def _step(report: dict[str, Any], position: int) -> Any:
+    return report.get("step", position)
 
 
 def render(result: dict[str, Any], title: str) -> str:
@@ -133,8 +207,7 @@ def render(result: dict[str, Any], title: str) -> str:
     lines = [f"parity of {title}: {result['verdict'].upper()}"]
     if result["metrics"]:
         rows = [("metric", "baseline", "job", "tolerance", "")] + [
-            (r["metric"], _show(r["baseline"]), _show(r["job"]), r["tolerance"], "ok" if r["ok"] else f"FAIL: {r['problem']}")
-            for r in result["metrics"]
+            (r["metric"], _show(r["baseline"]), _show(r["job"]), r["tolerance"], _verdict(r)) for r in result["metrics"]
         ]
         widths = [max(len(row[i]) for row in rows) for i in range(4)]
         lines += ["  " + "  ".join(c.ljust(w) for c, w in zip(row[:4], widths, strict=True)) + "  " + row[4] for row in rows]
@@ -145,7 +218,24 @@ def render(result: dict[str, Any], title: str) -> str:
     changes += [f"+{n}" for n in env["added"]] + [f"-{n}" for n in env["removed"]]
     changes += [f"{k}: {v['notebook']} -> {v['job']}" for k, v in {**env["facts"], **env["settings"]}.items()]
     lines.append("  environment: " + ("; ".join(changes) if changes else "the same as the notebook kernel's"))
+    in_force = env.get("in_force") or {}
+    if in_force:
+        flags = [f"torch threads {in_force.get('threads')}"]
+        if "deterministic_algorithms" in in_force:
+            on = in_force["deterministic_algorithms"]
+            flags.append("deterministic algorithms " + ("on" + (" (warn only)" if in_force.get("deterministic_warn_only") else "")
+                                                        if on else "off"))  # fmt: skip
+            flags.append(f"cudnn.deterministic {in_force.get('cudnn_deterministic')}, cudnn.benchmark {in_force.get('cudnn_benchmark')}")
+        if in_force.get("gpus"):
+            flags.append("GPUs " + ", ".join(in_force["gpus"]))
+        lines.append("  in force in the job: " + "; ".join(flags))
     return "\n".join(lines) + "\n"
+
+
+def _verdict(row: dict[str, Any]) -> str:
+    if row.get("within_seed_band"):
+        return f"ok: beyond {row['tolerance']}, within the seed-variance band ±{row['seed_band']:.3g}"
+    return "ok" if row["ok"] else f"FAIL: {row['problem']}"
 
 
 def _show(value: Any) -> str:

@@ -115,6 +115,7 @@ class Pipeline:
         self.image_builder = image_builder  # an ImageBuilder, for requests that need an image
         self.on_line = on_line  # build progress, one line at a time
         self.parity_tolerance = dict(parity_tolerance or {})  # metric -> tolerance, when the notebook declares none
+        self.on_run_dir: Callable[[RunDir], None] = lambda run: None  # prepare made the run directory
 
     def prepare(self, request: PromoteRequest) -> Prepared:
         """Validate, then create the run directory, freeze the kernel and write the job notebook.
@@ -142,6 +143,7 @@ class Pipeline:
         created = not path.exists()
         path.mkdir(parents=True, exist_ok=True)
         run = RunDir(path)
+        self.on_run_dir(run)
         try:
             now = round(time.time(), 3)
             record = JobRecord(
@@ -305,6 +307,7 @@ class Pipeline:
         job_lock = lock
         if record.image and record.image.get("verification", {}).get("python"):  # the image's own Python
             job_lock = {**lock, "python": {**lock.get("python", {}), "version": record.image["verification"]["python"]}}
+        job_lock = parity.job_environment(run.path, job_lock)  # what the job recorded itself, when it did
         try:
             result = parity.judge(source, dict(view.metrics), lock, job_lock, self.parity_tolerance)
         except PromoteError as exc:  # a tolerance that is not one

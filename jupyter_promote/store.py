@@ -140,6 +140,12 @@ class JobStore:
                 raise
         return new
 
+    def last_seq(self, job_id: str) -> int:
+        """The seq of the job's last stored event (0 when none)."""
+        with self._lock:
+            row = self._db.execute("SELECT MAX(seq) FROM events WHERE job = ?", (job_id,)).fetchone()
+        return int(row[0] or 0)
+
     def events_after(self, job_id: str, after: int = 0, limit: int = 10000) -> list[dict[str, Any]]:
         with self._lock:
             rows = self._db.execute(

@@ -189,4 +189,25 @@ def summarise(path: Path) -> dict[str, Any]:
         for name, vals in metrics.items()
     }  # fmt: skip
     return {"id": sweep["id"], "notebook": sweep["notebook"], "target": sweep["target"], "size": len(sweep["tasks"]),
-            "states": counts, "metrics": extremes, "tasks": tasks}  # fmt: skip
+            "states": counts, "metrics": extremes, "tasks": tasks, "replicas": _replica_agreement(path, tasks)}  # fmt: skip
+
+
+def _replica_agreement(path: Path, tasks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """For each set of identical tasks (the same parameters: ``run --replicas N``) that succeeded: whether
+    their reported metrics agree bit for bit, and if not, the first report (step) where they diverge."""
+    from .parity import first_divergence
+
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for task in tasks:
+        if task["state"] == "succeeded":
+            groups.setdefault(json.dumps(task["parameters"], sort_keys=True), []).append(task)
+    found = []
+    for key, group in groups.items():
+        if len(group) < 2:
+            continue
+        reports = [[e.get("metrics") or {} for e in read_events(str(path / "tasks" / str(t["index"]) / "events.jsonl"))
+                    if e["type"] == "metric"] for t in group]  # fmt: skip
+        divergence = first_divergence(reports)
+        found.append({"parameters": json.loads(key), "tasks": [t["index"] for t in group],
+                      "identical": divergence is None, "first_divergence": divergence})  # fmt: skip
+    return found

@@ -113,6 +113,26 @@ def _start_failure(exc: BaseException) -> bool:
     text = str(exc)
     return text.startswith("Kernel died before replying to kernel_info") or text.startswith("Kernel didn't respond")
 
+def _record_environment(run: RunDir, kernel: str) -> None:
+    """``observed_env.json``: the kernel's interpreter introspected here, where the job ran (node, image),
+    with the torch settings the kernel reported in force at its end. A failure only warns."""
+    import json
+    import tempfile
+
+    from ..freeze import OBSERVED_FILE, kernel_interpreter, observe
+
+    try:
+        lock = observe(kernel_interpreter(kernel))
+        finished = [e for e in EventTail(str(run.events)).read() if e["type"] == "heartbeat" and e.get("finished")]
+        lock["runtime"] = {"torch": finished[-1].get("torch") if finished else None}
+        fd, tmp = tempfile.mkstemp(prefix=".observed-", dir=run.path)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(lock, f, indent=1, sort_keys=True)
+        os.replace(tmp, run.path / OBSERVED_FILE)
+    except Exception as exc:
+        print(f"jupyter-promote: could not record the job's environment: {exc}", file=sys.stderr, flush=True)
+
+
 def _kernel_environment(run: RunDir, record: JobRecord) -> None:
     """Environment for the kernel (inherited through papermill): event file, job id, runtime overlay."""
     overlay = run.runtime_dir / "jupyter_promote"
@@ -236,6 +256,8 @@ def run(run_dir: str) -> int:
             supervisor.fatal = event
     tracker = getattr(sys.modules.get(f"{__package__}.engine"), "active_tracker", None)
     state, reason, message = outcome(error, supervisor, tracker)
+    if state == "succeeded":  # before the final status: whoever judges parity on it reads this record
+        _record_environment(run, os.environ.get("JUPYTER_PROMOTE_KERNEL") or record.kernel)
     log.emit("status", state=state, reason=reason, message=message, source="runner")
     if message:
         print(f"jupyter-promote: job {state}: {message}", file=sys.stderr, flush=True)

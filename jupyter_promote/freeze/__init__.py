@@ -22,9 +22,11 @@ from ..errors import FreezeError, KernelError
 from .kernels import Interpreter, kernel_interpreter, python_interpreter
 from .lock import build_lock, content_hash, render_requirements, unreproducible
 
-__all__ = ["DEFAULT_ENV_ALLOWLIST", "FrozenEnv", "environment_card", "freeze", "read_lock", "kernel_interpreter", "python_interpreter", "tree_hash"]
+__all__ = ["DEFAULT_ENV_ALLOWLIST", "OBSERVED_FILE", "FrozenEnv", "environment_card", "freeze", "observe", "read_lock", "kernel_interpreter", "python_interpreter", "tree_hash"]
 
 LOCK_FILE = "promote.lock.json"
+#: In a run directory: the environment the job really ran with (see :func:`observe`).
+OBSERVED_FILE = "observed_env.json"
 REQUIREMENTS_FILE = "requirements.txt"
 #: Environment variables that change behaviour and are safe to record; nothing else is captured.
 DEFAULT_ENV_ALLOWLIST = (
@@ -68,6 +70,13 @@ class FrozenEnv:
 
 #: The packages a person looks for first when two environments are set side by side.
 KEY_PACKAGES = ("torch", "numpy", "jax", "tensorflow", "scikit-learn", "pandas", "transformers", "papermill")
+
+
+def observe(interpreter: Interpreter, env_allowlist: tuple[str, ...] = DEFAULT_ENV_ALLOWLIST) -> dict[str, Any]:
+    """The lock of ``interpreter`` as it is now, wherever that is (the job's node or image): what a job
+    ran with, to set beside the lock it was made from. Writes nothing and builds no wheels."""
+    doc = introspect(interpreter, env_allowlist)
+    return build_lock(doc, kernel=interpreter.kernel, created_at=round(time.time(), 3), host=socket.gethostname())
 
 
 def read_lock(env_dir: str | os.PathLike[str]) -> dict[str, Any] | None:

@@ -159,8 +159,8 @@ def cpu():
             "machine": platform.machine()}
 
 
-def main():
-    allow = [n for n in (sys.argv[1].split(",") if len(sys.argv) > 1 else []) if n]
+def document(allow):
+    """The introspection document of the running interpreter (``allow``: environment variables to record)."""
     dists = distributions()
     libc = platform.libc_ver()
     doc = {
@@ -188,7 +188,12 @@ def main():
         "env": {n: os.environ[n] for n in allow
                 if n in os.environ and not any(w in n.upper() for w in SECRET_WORDS)},
     }
-    json.dump(doc, sys.stdout, sort_keys=True)
+    return doc
+
+
+def main():
+    allow = [n for n in (sys.argv[1].split(",") if len(sys.argv) > 1 else []) if n]
+    json.dump(document(allow), sys.stdout, sort_keys=True)
 
 
 if __name__ == "__main__":

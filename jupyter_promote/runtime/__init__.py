@@ -78,5 +78,8 @@ def finish() -> None:
     if _job is None:
         return
     _job.monitor.stop()
-    _job.log.emit("heartbeat", pid=os.getpid(), steps=_job.monitor.steps, busy=False, finished=True)
+    from .observed import torch_settings
+
+    # the torch settings in force, for the runner's record of what the job ran with (observed_env.json)
+    _job.log.emit("heartbeat", pid=os.getpid(), steps=_job.monitor.steps, busy=False, finished=True, torch=torch_settings())
     _job = None

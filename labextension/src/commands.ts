@@ -32,17 +32,12 @@ export async function promoteNotebook(
     }
     form = choice.form;
     preview = choice.preview;
+    let submitted: { id: string; ids?: string[] };
+    let target: string;
     try {
       const request = toRequest(path, choice.form, choice.preview?.parameters ?? []);
-      const submitted = await model.service.submit(request);
-      const ids = submitted.ids ?? [submitted.id];
-      await Promise.all(ids.map(id => model.add(id)));
-      show(submitted.id);
-      Notification.info(
-        ids.length > 1 ? `Promoted ${path}: a sweep of ${ids.length} jobs on ${request.target}` : `Promoted ${path} to ${request.target}`,
-        { autoClose: 4000 }
-      );
-      return submitted.id;
+      target = request.target;
+      submitted = await model.service.submit(request);
     } catch (error) {
       if (error instanceof FieldError) {
         errors = { [error.field]: error.message };
@@ -52,7 +47,19 @@ export async function promoteNotebook(
         Notification.error(`Promote ${path}: ${(error as Error).message}`);
         return null;
       }
+      continue;
     }
+    // submitted: from here on a failure is the sidebar's, never a reason to submit again
+    const ids = submitted.ids ?? [submitted.id];
+    show(submitted.id);
+    Notification.info(
+      ids.length > 1 ? `Promoted ${path}: a sweep of ${ids.length} jobs on ${target}` : `Promoted ${path} to ${target}`,
+      { autoClose: 4000 }
+    );
+    await Promise.all(ids.map(id => model.add(id))).catch(reason =>
+      console.error(`jupyter-promote: job ${submitted.id}: ${reason}`)
+    );
+    return submitted.id;
   }
 }
 

@@ -41,7 +41,15 @@ function PromoteFormView(props: IFormProps): JSX.Element {
   React.useEffect(() => {
     props.service
       .targets()
-      .then(setTargets)
+      .then(found => {
+        setTargets(found);
+        // the configured default may not be offered here: take the first target that is available
+        setForm(f =>
+          found.some(t => t.name === f.target && t.available)
+            ? f
+            : { ...f, target: found.find(t => t.available)?.name ?? f.target }
+        );
+      })
       .catch(e => setProblem(`targets: ${e.message}`));
     if (props.preview === null) {
       props.service
@@ -52,7 +60,7 @@ function PromoteFormView(props: IFormProps): JSX.Element {
             const parameters = { ...f.parameters };
             for (const p of found.parameters) {
               if (!(p.name in parameters)) {
-                parameters[p.name] = p.literal ? parameterText(p.type, p.value) : p.default;
+                parameters[p.name] = p.literal && p.type === 'str' ? parameterText(p.type, p.value) : p.default;
               }
             }
             return { ...f, parameters };
@@ -166,8 +174,9 @@ function PromoteFormView(props: IFormProps): JSX.Element {
             className="jp-mod-styled"
             aria-label="Action on NaN"
             value={form.monitor.nan_action}
-            onChange={e => update({ monitor: { ...form.monitor, nan_action: e.target.value as 'fail' | 'alert' } })}
+            onChange={e => update({ monitor: { ...form.monitor, nan_action: e.target.value as '' | 'fail' | 'alert' } })}
           >
+            <option value="">the server's default</option>
             <option value="fail">fail the job</option>
             <option value="alert">alert and go on</option>
           </select>

@@ -11,7 +11,8 @@ export interface IPromoteForm {
   /** parameter name -> the text in its field */
   parameters: Record<string, string>;
   resources: { cpus: string; memory: string; gpus: string; time: string };
-  monitor: { stall_timeout_s: string; nan_action: 'fail' | 'alert' };
+  /** nan_action '' leaves the server's default (PromoteSettings.monitor_defaults) */
+  monitor: { stall_timeout_s: string; nan_action: '' | 'fail' | 'alert' };
   deterministic: boolean;
   /** "lr = 0.1, 0.01" lines: one job per combination */
   sweep: string;
@@ -23,7 +24,7 @@ export function emptyForm(target: string): IPromoteForm {
     target,
     parameters: {},
     resources: { cpus: '', memory: '', gpus: '', time: '' },
-    monitor: { stall_timeout_s: '', nan_action: 'fail' },
+    monitor: { stall_timeout_s: '', nan_action: '' },
     deterministic: false,
     sweep: '',
     maxParallel: ''
@@ -99,11 +100,16 @@ export function toRequest(
     if (text === undefined || text === parameter.default) {
       continue; // unchanged: the notebook's own default applies, as in papermill
     }
+    let value: unknown;
     try {
-      values[parameter.name] = parseParameter(parameter.type, text);
+      value = parseParameter(parameter.type, text);
     } catch (e) {
       throw new FieldError(`parameters.${parameter.name}`, `${parameter.name}: ${(e as Error).message}`);
     }
+    if (parameter.literal && JSON.stringify(value) === JSON.stringify(parameter.value)) {
+      continue; // the default, spelled otherwise (1.0 as 1)
+    }
+    values[parameter.name] = value;
   }
   if (Object.keys(values).length > 0) {
     request.parameters = values;
@@ -125,7 +131,10 @@ export function toRequest(
   if (Object.keys(resources).length > 0) {
     request.resources = resources;
   }
-  const monitor: Record<string, string | number> = { nan_action: form.monitor.nan_action };
+  const monitor: Record<string, string | number> = {};
+  if (form.monitor.nan_action) {
+    monitor.nan_action = form.monitor.nan_action;
+  }
   const stall = form.monitor.stall_timeout_s.trim();
   if (stall) {
     const seconds = Number(stall);
@@ -134,7 +143,9 @@ export function toRequest(
     }
     monitor.stall_timeout_s = seconds;
   }
-  request.monitor = monitor;
+  if (Object.keys(monitor).length > 0) {
+    request.monitor = monitor;
+  }
   if (form.deterministic) {
     request.deterministic = true;
   }

@@ -24,6 +24,8 @@ export interface IJobNews {
 
 /** Jobs not heard from on the bus are caught up this often while any of them is live (ms). */
 const CATCH_UP_MS = 10000;
+/** The server's page size of `GET jobs/{id}/events`: a full page means there may be more. */
+const EVENTS_PAGE = 10000;
 
 /**
  * Every job the server knows, kept live: seeded by `GET jobs` (so a reload loses nothing), then fed
@@ -61,7 +63,7 @@ export class JobsModel implements IDisposable {
     return this._views.get(id);
   }
 
-  /** Load the job list; live jobs are caught up with their events. */
+  /** Load the job list; live jobs are caught up with their events (history: nothing is announced). */
   async refresh(): Promise<void> {
     const records = await this.service.jobs();
     for (const record of records) {
@@ -69,29 +71,49 @@ export class JobsModel implements IDisposable {
       this._views.set(record.id, known ? withRecord(known, record) : viewOf(record));
     }
     this._changed.emit(null);
-    await Promise.all(
-      records.filter(r => !isFinal(r.state)).map(r => this.catchUp(r.id, false))
-    );
+    await Promise.all(records.filter(r => !isFinal(r.state)).map(r => this.catchUp(r.id, false)));
+    this._ready = true;
   }
 
-  /** Fold in every event of a job the view has not seen (what a detail view needs). */
+  /**
+   * Fold in every event of a job the view has not seen (what a detail view needs), page by page. Only
+   * events past what was already known when the page loaded are announced.
+   */
   async catchUp(id: string, announce = false): Promise<void> {
-    const view = this._views.get(id);
-    if (!view) {
-      return;
+    for (;;) {
+      const view = this._views.get(id);
+      if (!view) {
+        return;
+      }
+      const events = await this.service.events(id, view.seq);
+      this._apply(id, events, announce);
+      if (events.length < EVENTS_PAGE) {
+        break;
+      }
     }
-    const events = await this.service.events(id, view.seq);
-    this._apply(id, events, announce);
+    const view = this._views.get(id);
+    if (view && isFinal(view.state) && view.record.parity === null) {
+      await this._refreshRecord(id); // the verdict is stored after the final event: take the record again
+    }
   }
 
-  /** A job just submitted from this page: shown at once, before its first event. */
-  async add(id: string): Promise<void> {
-    if (!this._views.has(id)) {
-      const record = await this.service.job(id);
-      this._views.set(id, viewOf(record));
-      this._changed.emit(id);
+  /** A job just submitted from this page (or first heard of on the bus): shown at once, then caught up. */
+  add(id: string): Promise<void> {
+    let adding = this._adding.get(id);
+    if (!adding) {
+      adding = (async () => {
+        if (!this._views.has(id)) {
+          const record = await this.service.job(id);
+          if (!this._views.has(id)) {
+            this._views.set(id, viewOf(record));
+            this._changed.emit(id);
+          }
+        }
+        await this.catchUp(id, true);
+      })().finally(() => this._adding.delete(id));
+      this._adding.set(id, adding);
     }
-    await this.catchUp(id, true);
+    return adding;
   }
 
   dispose(): void {
@@ -105,8 +127,8 @@ export class JobsModel implements IDisposable {
   }
 
   private _onMessage(_: Event.IManager, emission: Event.Emission): void {
-    if (emission.schema_id !== JOB_EVENTS_SCHEMA) {
-      return;
+    if (emission.schema_id !== JOB_EVENTS_SCHEMA || !this._ready) {
+      return; // before the first refresh, the refresh itself catches up
     }
     const message = emission as unknown as IJobEventsMessage;
     void this._receive(message).catch(reason =>
@@ -138,25 +160,45 @@ export class JobsModel implements IDisposable {
       return;
     }
     this._views.set(id, after);
+    this._heardAt.set(id, Date.now());
     this._changed.emit(id);
     if (!announce) {
       return;
     }
+    let finished = isFinal(before.state);
     for (const event of events) {
-      if (event.seq <= before.seq) {
-        continue;
+      if (event.seq <= before.seq || event.ts < this._loadedAt) {
+        continue; // a replay, or history from before this page loaded
       }
       if (event.type === 'alert') {
         this._news.emit({ view: after, kind: 'alert', event });
-      } else if (event.type === 'status' && isFinal(event.state) && !isFinal(before.state)) {
+      } else if (event.type === 'status' && isFinal(event.state) && !finished) {
+        finished = true;
         this._news.emit({ view: after, kind: 'finished', event });
       }
     }
   }
 
+  private async _refreshRecord(id: string): Promise<void> {
+    const record = await this.service.job(id).catch(() => null);
+    const view = this._views.get(id);
+    if (record && view) {
+      this._views.set(id, withRecord(view, record));
+      this._changed.emit(id);
+    }
+  }
+
+  /** Live jobs not heard from for a while (the bus down, or a job ended by the server's reconciliation). */
   private async _catchUpLive(): Promise<void> {
-    const live = this.views.filter(v => !isFinal(v.state));
-    await Promise.all(live.map(v => this.catchUp(v.id, true).catch(() => undefined)));
+    const quiet = this.views.filter(v => !isFinal(v.state) && Date.now() - (this._heardAt.get(v.id) ?? 0) >= CATCH_UP_MS);
+    await Promise.all(
+      quiet.map(async v => {
+        await this.catchUp(v.id, true).catch(() => undefined);
+        if (this._views.get(v.id)?.seq === v.seq) {
+          await this._refreshRecord(v.id); // no new event: the record may have moved on without one
+        }
+      })
+    );
   }
 
   private _views = new Map<string, IJobView>();
@@ -164,6 +206,11 @@ export class JobsModel implements IDisposable {
   private _news = new Signal<this, IJobNews>(this);
   private _disposed = false;
   private _timer: number;
+  private _ready = false;
+  private _adding = new Map<string, Promise<void>>();
+  private _heardAt = new Map<string, number>();
+  /** Seconds since the epoch when this page loaded: older events are history, never announced. */
+  private _loadedAt = Date.now() / 1000;
 }
 
 export type { IJobRecord };

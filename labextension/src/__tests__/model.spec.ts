@@ -180,9 +180,10 @@ describe('the Promote form', () => {
 
   it('sends only changed parameters, given resources and the monitor settings', () => {
     const form = emptyForm('slurm');
-    form.parameters = { lr: '0.01', steps: '100', name: 'sgd', flag: 'False' };
+    form.parameters = { lr: '0.01', steps: '100.0', name: 'sgd', flag: 'False' };
     form.resources = { cpus: '2', memory: '4G', gpus: '', time: '1h' };
     form.monitor = { stall_timeout_s: '30', nan_action: 'alert' };
+    expect(toRequest('t.ipynb', emptyForm('local'), PARAMETERS)).toEqual({ notebook: 't.ipynb', target: 'local' });
     expect(toRequest('nb/train.ipynb', form, PARAMETERS)).toEqual({
       notebook: 'nb/train.ipynb',
       target: 'slurm',

@@ -18,19 +18,27 @@ const LOG_POLL_MS = 2000;
 /** Follow one of a job's logs while the view is open: appended text, the last 64 kB kept. */
 function useLog(model: JobsModel, id: string, stream: 'job' | 'build', live: boolean): string {
   const [text, setText] = React.useState('');
+  const offset = React.useRef(0);
   React.useEffect(() => {
-    let offset = 0;
+    offset.current = 0; // another job or log: start again
+    setText('');
+  }, [id, stream]);
+  React.useEffect(() => {
     let stopped = false;
     let timer = 0;
     const read = async () => {
-      try {
-        const chunk = await model.service.logs(id, offset, stream);
-        offset = chunk.offset;
-        if (chunk.text) {
-          setText(t => (t + chunk.text).slice(-LOG_TAIL_CHARS));
+      for (;;) {
+        let chunk: { text: string; offset: number };
+        try {
+          chunk = await model.service.logs(id, offset.current, stream);
+        } catch {
+          break; // the job may be gone; the next read says so again
         }
-      } catch {
-        // the job may be gone; the next read says so again
+        if (stopped || chunk.offset <= offset.current) {
+          break;
+        }
+        offset.current = chunk.offset;
+        setText(t => (t + chunk.text).slice(-LOG_TAIL_CHARS));
       }
       if (!stopped && live) {
         timer = window.setTimeout(read, LOG_POLL_MS);
@@ -165,8 +173,8 @@ export function JobDetail(props: { model: JobsModel; view: IJobView; actions: IJ
       <section aria-label="Stages">
         <h4>Stages</h4>
         <ol className="jp-Promote-stages">
-          {view.stages.map(stage => (
-            <li key={stage.name} data-stage={stage.name}>
+          {view.stages.map((stage, i) => (
+            <li key={`${i}-${stage.name}`} data-stage={stage.name}>
               <span>{stage.name === 'finished' ? view.state : stage.name}</span>
               <span className="jp-Promote-muted">
                 {stage.name === 'finished' ? '' : formatDuration((stage.end ?? now) - stage.start)}

@@ -10,7 +10,7 @@ function JobRow(props: { view: IJobView; onOpen: (id: string) => void; now: numb
   const started = view.startedAt ?? view.record.created_at;
   return (
     <li className="jp-Promote-job" data-job={view.id} data-state={view.state}>
-      <button className="jp-Promote-jobButton" onClick={() => props.onOpen(view.id)} aria-label={`Job ${view.id}: ${view.state}`}>
+      <button className="jp-Promote-jobButton" onClick={() => props.onOpen(view.id)} title={`Job ${view.id}: ${view.state}`}>
         <span className={`jp-Promote-badge jp-Promote-state-${view.state}`}>{view.state}</span>
         <span className="jp-Promote-jobName">{view.record.notebook.split('/').pop()}</span>
         <span className="jp-Promote-muted">{view.record.target}</span>

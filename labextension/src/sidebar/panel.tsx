@@ -34,7 +34,7 @@ export class JobsPanel extends ReactWidget {
         {() => {
           const view = this._selected ? this.model.get(this._selected) : undefined;
           if (view) {
-            return <JobDetail model={this.model} view={view} actions={this.actions} onBack={() => this.open(null)} />;
+            return <JobDetail key={view.id} model={this.model} view={view} actions={this.actions} onBack={() => this.open(null)} />;
           }
           return (
             <JobList
