@@ -361,9 +361,9 @@ def _run_contention(args: argparse.Namespace, app: Any) -> int:
     args.out = str(base / "isolated")
     first = cmd_run(args, app)
     args.out = str(base / "contended")
-    with StressWorkload(stress):
+    with StressWorkload(stress) as workload:
         second = cmd_run(args, app)
-    result, text = report(base / "isolated", base / "contended", stress)
+    result, text = report(base / "isolated", base / "contended", stress, workload.held_bytes)
     for line in text.rstrip("\n").splitlines():
         _say(line)
     if as_json:

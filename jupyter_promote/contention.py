@@ -84,6 +84,7 @@ class StressWorkload:
         self.stress = stress
         self.python = python
         self.procs: list[subprocess.Popen[bytes]] = []
+        self.held_bytes = 0  # peak resident memory of the workload, read as it stops
 
     def __enter__(self) -> StressWorkload:
         if self.stress.kind == "gpu":
@@ -102,7 +103,19 @@ class StressWorkload:
                                                start_new_session=True))  # fmt: skip
         return self
 
+    def peak_rss_bytes(self) -> int:
+        """The workload's peak resident memory, all processes together (VmHWM): what it really held."""
+        total = 0
+        for proc in self.procs:
+            try:
+                with open(f"/proc/{proc.pid}/status") as f:
+                    total += next((int(line.split()[1]) * 1024 for line in f if line.startswith("VmHWM:")), 0)
+            except OSError:
+                pass
+        return total
+
     def __exit__(self, *exc: Any) -> None:
+        self.held_bytes = self.peak_rss_bytes()
         for proc in self.procs:
             try:
                 os.killpg(proc.pid, signal.SIGKILL)
@@ -132,11 +145,12 @@ def measure(run_dir: Path) -> dict[str, Any]:
     }
 
 
-def report(isolated: Path, contended: Path, stress: Stress) -> tuple[dict[str, Any], str]:
-    """Both runs side by side; written to the contended run's contention.json."""
+def report(isolated: Path, contended: Path, stress: Stress, held_bytes: int | None = None) -> tuple[dict[str, Any], str]:
+    """Both runs side by side; written to the contended run's contention.json, and added to its parity
+    report (parity.txt) when it has one: the same job, judged alone and under contention."""
     a, b = measure(isolated), measure(contended)
-    result = {"stress": {"kind": stress.kind, "level": stress.level}, "isolated": a, "contended": b,
-              "isolated_run": str(isolated), "contended_run": str(contended)}  # fmt: skip
+    result = {"stress": {"kind": stress.kind, "level": stress.level, "peak_rss_bytes": held_bytes},
+              "isolated": a, "contended": b, "isolated_run": str(isolated), "contended_run": str(contended)}  # fmt: skip
     if a["steps_per_s"] and b["steps_per_s"]:
         result["steps_per_s_ratio"] = round(b["steps_per_s"] / a["steps_per_s"], 3)
     (contended / CONTENTION_FILE).write_text(json.dumps(result, indent=2, sort_keys=True) + "\n")
@@ -150,6 +164,12 @@ def report(isolated: Path, contended: Path, stress: Stress) -> tuple[dict[str, A
     text = "\n".join("  " + "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows)
     if "steps_per_s_ratio" in result:
         text += f"\n  steps/s under contention: {result['steps_per_s_ratio']:.2f}x of isolated"
+    if held_bytes:
+        text += f"\n  the stress workload held {_mib(held_bytes)} at its peak"
+    parity_report = contended / "parity.txt"
+    if parity_report.exists():
+        with open(parity_report, "a", encoding="utf-8") as f:
+            f.write(f"contention: the same job alone and under {stress.describe()}\n{text}\n")
     return result, text + "\n"
 
 

@@ -251,3 +251,17 @@ def test_cpu_contention_visibly_lowers_steps_per_s_in_the_report(cli, tmp_path):
     import subprocess
 
     assert "while True: pass" not in subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+
+
+def test_memory_contention_runs_the_job_beside_memory_really_held(cli, tmp_path):
+    # Given 1 GiB held and touched beside the job, When the job runs alone and then beside it
+    result = cli("run", str(NOTEBOOKS / "mlp_train.ipynb"), "--contention", "memory:1G", "--out", str(tmp_path / "m"),
+                 "-p", "steps", "600", "--json", timeout=600)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    # Then both ran, side by side in the report, and the workload really held the memory (its peak RSS)
+    assert report["stress"]["kind"] == "memory" and report["stress"]["level"] == 1 << 30
+    assert report["stress"]["peak_rss_bytes"] >= 0.9 * (1 << 30), report["stress"]
+    assert report["isolated"]["state"] == report["contended"]["state"] == "succeeded"
+    assert report["contended"]["peak_rss_bytes"] and "memory pressure (1024 MiB held and touched)" in result.stderr
+    assert report["isolated"]["metrics"]["loss"] == report["contended"]["metrics"]["loss"]
