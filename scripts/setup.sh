@@ -11,7 +11,7 @@ fi
 .venv/bin/python -m pip install --quiet -e ".[test]"
 # the editable install's labextension is a link to the build output (the template's dev set-up), so a
 # rebuild (jlpm build) is what JupyterLab serves
-.venv/bin/jupyter labextension develop --overwrite . >/dev/null
+PATH="$(pwd)/.venv/bin:$PATH" .venv/bin/jupyter-builder develop --overwrite . >/dev/null
 # the default python3 kernelspec must be this venv's interpreter
 .venv/bin/python -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (jupyter-promote)" >/dev/null
 echo "setup: $(.venv/bin/jupyter promote --help >/dev/null && echo 'jupyter promote ready') in $(pwd)/.venv"

@@ -21,17 +21,7 @@ SOURCE = [
 
 @pytest.fixture
 def tested_notebook(tmp_path):
-    """A notebook run interactively first (a real kernel, as a person would), and saved with its outputs."""
-    nb = nbformat.v4.new_notebook()
-    for source, tags in SOURCE:
-        cell = nbformat.v4.new_code_cell(source)
-        cell.metadata["tags"] = tags
-        nb.cells.append(cell)
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    NotebookClient(nb, kernel_name="python3", timeout=120).execute()
-    path = tmp_path / "tested.ipynb"
-    nbformat.write(nb, str(path))
-    return path
+    return _tested(tmp_path, SOURCE)
 
 
 def test_a_metric_that_drifts_beyond_its_tolerance_fails_parity_with_exit_3(cli, tested_notebook):

@@ -13,6 +13,7 @@ from typing import Any
 
 from papermill.engines import NBClientEngine
 
+from ..job.convert import INJECTED_TAG
 from ..runtime.events import EventLog
 
 
@@ -40,6 +41,10 @@ class CellTracker:
         indices = code_cells(nb)
         self.number = {index: n for n, index in enumerate(indices, 1)}
         self.total = len(indices)
+        # the notebook's own cells, without the injected ones: what a person counts as "cell 3 of 5"
+        own = [i for i in indices if INJECTED_TAG not in nb.cells[i].metadata.get("tags", [])]
+        self.own_number = {index: n for n, index in enumerate(own, 1)}
+        self.own_total = len(own)
         self.current: int | None = None
         self.started: float | None = None
         self.last_error: dict[str, Any] | None = None
@@ -51,7 +56,9 @@ class CellTracker:
             "index": index,
             "number": self.number.get(index),
             "total": self.total,
-            "injected": "jupyter-promote-injected" in tags,
+            "own_number": self.own_number.get(index),
+            "own_total": self.own_total,
+            "injected": INJECTED_TAG in tags,
             "source": first[:120],
         }
 

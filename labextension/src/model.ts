@@ -240,9 +240,13 @@ export function foldEvent(view: IJobView, event: IJobEvent): IJobView {
       }
       break;
     case 'cell':
-      next.cellsTotal = (event.total as number) ?? view.cellsTotal;
+      // the notebook's own cells (own_*), not the injected ones, when the runner says which they are
+      next.cellsTotal = ((event.own_total ?? event.total) as number) ?? view.cellsTotal;
+      if (event.injected && event.own_total !== undefined) {
+        break;
+      }
       if (event.phase === 'start') {
-        next.cellNumber = (event.number as number) ?? null;
+        next.cellNumber = ((event.own_number ?? event.number) as number) ?? null;
       } else if (event.phase === 'end' && event.ok) {
         next.cellsDone = view.cellsDone + 1;
       } else if (event.phase === 'error') {

@@ -152,3 +152,27 @@ test('a reload mid-run keeps the job, and it stays live', async ({ page, tmpPath
   await expect(page.locator('.jp-Promote-stages li')).toHaveText([/freezing/, /queued/, /running/, /succeeded/]);
   await page.screenshot({ path: path.join(ARTIFACTS, 'sidebar-after-reload.png') });
 });
+
+test('the showFinished setting hides finished jobs from the list', async ({ page, tmpPath }) => {
+  await upload(page, tmpPath, 'train.ipynb');
+  const id = await promoteFromBrowser(page, 'train.ipynb', { steps: '20' });
+  await expect(badge(page)).toHaveAttribute('data-state', 'succeeded', { timeout: 120000 });
+  await page.locator('button[aria-label="Back to the job list"]').click();
+  const row = page.locator(`.jp-Promote-job[data-job="${id}"]`);
+  await expect(row).toBeVisible();
+
+  const settings = '/lab/api/settings/jupyter-promote:plugin';
+  const put = (raw: string) => page.request.put(settings, { data: { raw } });
+  expect((await put('{"showFinished": false}')).ok()).toBe(true);
+  try {
+    await page.reload();
+    await page.sidebar.openTab('jupyter-promote-jobs' as galata.SidebarTabId);
+    await expect(page.locator('select[aria-label="Filter jobs by state"] option').first()).toHaveText('live jobs');
+    await expect(row).toHaveCount(0);
+    // a state filter still finds it
+    await page.locator('select[aria-label="Filter jobs by state"]').selectOption('succeeded');
+    await expect(row).toBeVisible();
+  } finally {
+    await put('{}');
+  }
+});

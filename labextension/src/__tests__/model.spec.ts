@@ -57,8 +57,10 @@ function aRun(): IJobEvent[] {
     event('image', { ref: 'jupyter-promote/env:abc', built: true, digest: null }, 110),
     event('status', { state: 'queued', target: 'docker' }, 111),
     event('status', { state: 'running' }, 113),
-    event('cell', { phase: 'start', number: 1, total: 3 }, 114),
-    event('cell', { phase: 'end', ok: true, number: 1, total: 3 }, 115),
+    event('cell', { phase: 'start', number: 1, total: 3, own_total: 2, injected: true }, 114),
+    event('cell', { phase: 'end', ok: true, number: 1, total: 3, own_total: 2, injected: true }, 114),
+    event('cell', { phase: 'start', number: 2, total: 3, own_number: 1, own_total: 2, injected: false }, 114),
+    event('cell', { phase: 'end', ok: true, number: 2, total: 3, own_number: 1, own_total: 2, injected: false }, 115),
     event('step', { steps: 50, steps_per_s: 25.5 }, 116),
     event('metric', { metrics: { loss: 0.5, name: 'x' } }, 117),
     event('gpu', { devices: [{ index: 0, memory_used: 2 ** 30 }] }, 118),
@@ -72,7 +74,7 @@ describe('folding events into a job view', () => {
     const view = foldEvents(viewOf(record()), aRun());
     expect(view.state).toBe('failed');
     expect(view.reason).toBe('nan');
-    expect(view.seq).toBe(13);
+    expect(view.seq).toBe(15);
     expect(view.stages.map(s => [s.name, s.start, s.end])).toEqual([
       ['freezing', 100, 102],
       ['building', 102, 108],
@@ -83,7 +85,7 @@ describe('folding events into a job view', () => {
     ]);
     expect(view.startedAt).toBe(113);
     expect(view.finishedAt).toBe(120);
-    expect([view.cellsDone, view.cellsTotal, view.cellNumber]).toEqual([1, 3, 1]);
+    expect([view.cellsDone, view.cellsTotal, view.cellNumber]).toEqual([1, 2, 1]); // the notebook's own cells
     expect([view.steps, view.stepsPerS]).toEqual([50, 25.5]);
     expect(view.metrics).toEqual({ loss: 0.5, name: 'x' });
     expect(view.series.metrics).toEqual({ loss: [{ t: 117, v: 0.5 }] }); // only numbers are charted
@@ -98,7 +100,7 @@ describe('folding events into a job view', () => {
     const once = foldEvents(viewOf(record()), events);
     const twice = foldEvents(once, events);
     expect(twice).toBe(once);
-    const overlapping = foldEvents(foldEvents(viewOf(record()), events.slice(0, 8)), events.slice(4));
+    const overlapping = foldEvents(foldEvents(viewOf(record()), events.slice(0, 9)), events.slice(4));
     expect(overlapping).toEqual(once);
   });
 
