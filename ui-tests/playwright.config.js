@@ -21,10 +21,10 @@ module.exports = {
     }
   },
   webServer: {
-    command: 'jlpm start',
+    // the server's log is an artifact beside the screenshots, not noise in the test output
+    command: 'mkdir -p artifacts && jlpm start > artifacts/jupyter-lab.log 2>&1',
     url: 'http://localhost:8888/lab',
     timeout: 180000,
-    reuseExistingServer: !process.env.CI,
-    stdout: 'ignore'
+    reuseExistingServer: !process.env.CI
   }
 };

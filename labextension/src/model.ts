@@ -251,7 +251,7 @@ export function foldEvent(view: IJobView, event: IJobEvent): IJobView {
         next.cellsDone = view.cellsDone + 1;
       } else if (event.phase === 'error') {
         next.failedCell = {
-          number: event.number,
+          number: event.own_number ?? event.number,
           ename: event.ename,
           evalue: event.evalue,
           source: event.source

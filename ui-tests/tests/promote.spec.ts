@@ -79,6 +79,9 @@ test('promote from the notebook toolbar and watch it go queued, running, succeed
   await expect(page.locator('.jp-Promote-log[aria-label="Job log"]')).toContainText('trained 400 steps');
   await expect(page.locator('.Toastify__toast').filter({ hasText: 'succeeded' })).toBeVisible();
   await page.screenshot({ path: path.join(ARTIFACTS, 'sidebar-detail-light.png') });
+  // the output notebook opens, copied next to the source notebook
+  await page.locator('.jp-Promote-actions button:has-text("Open output")').click();
+  await expect(page.locator(`.lm-TabBar-tab:has-text("train.promote-${id.slice(0, 8)}.ipynb")`)).toBeVisible();
 
   // the list shows it, with its parameters; and the dark theme keeps it readable
   await page.locator('button[aria-label="Back to the job list"]').click();
@@ -135,6 +138,13 @@ test('cancel a running job', async ({ page, tmpPath }) => {
   await page.locator('.jp-Promote-actions button:has-text("Cancel")').click();
   await expect(badge(page)).toHaveAttribute('data-state', 'cancelled');
   await expect(page.locator('.jp-Promote-actions button:has-text("Cancel")')).toBeDisabled();
+  // rerun: the same request as a new job, shown at once, which runs (and is cancelled in turn)
+  const first = await jobOnDetail(page);
+  await page.locator('.jp-Promote-actions button:has-text("Rerun")').click();
+  await expect(page.locator('.jp-Promote-detail')).not.toHaveAttribute('data-job', first);
+  await expect(badge(page)).toHaveAttribute('data-state', 'running');
+  await page.locator('.jp-Promote-actions button:has-text("Cancel")').click();
+  await expect(badge(page)).toHaveAttribute('data-state', 'cancelled');
 });
 
 test('a reload mid-run keeps the job, and it stays live', async ({ page, tmpPath }) => {
@@ -161,18 +171,20 @@ test('the showFinished setting hides finished jobs from the list', async ({ page
   const row = page.locator(`.jp-Promote-job[data-job="${id}"]`);
   await expect(row).toBeVisible();
 
-  const settings = '/lab/api/settings/jupyter-promote:plugin';
-  const put = (raw: string) => page.request.put(settings, { data: { raw } });
-  expect((await put('{"showFinished": false}')).ok()).toBe(true);
+  // the Settings Editor's way: through the setting registry, which the sidebar follows live
+  const setShowFinished = (value: boolean) =>
+    page.evaluate(async value => {
+      const registry = await window.galata.getPlugin('@jupyterlab/apputils-extension:settings');
+      await registry!.set('jupyter-promote:plugin', 'showFinished', value);
+    }, value);
+  await setShowFinished(false);
   try {
-    await page.reload();
-    await page.sidebar.openTab('jupyter-promote-jobs' as galata.SidebarTabId);
     await expect(page.locator('select[aria-label="Filter jobs by state"] option').first()).toHaveText('live jobs');
     await expect(row).toHaveCount(0);
     // a state filter still finds it
     await page.locator('select[aria-label="Filter jobs by state"]').selectOption('succeeded');
     await expect(row).toBeVisible();
   } finally {
-    await put('{}');
+    await setShowFinished(true);
   }
 });
