@@ -99,7 +99,11 @@ test('promote from the notebook toolbar and watch it go queued, running, succeed
   });
   expect(colours[0]).not.toEqual(colours[1]);
   expect(colours[0]).not.toEqual('rgb(255, 255, 255)');
+  // a theme switch redraws the charts in the new theme's colours
+  const canvas = page.locator('.jp-Promote-chart[aria-label="steps/s"] canvas');
+  await canvas.evaluate(el => el.setAttribute('data-drawn-in', 'dark'));
   await page.theme.setLightTheme();
+  await expect(canvas).not.toHaveAttribute('data-drawn-in', 'dark');
 });
 
 test('a server error appears in the dialog beside the field it concerns', async ({ page, tmpPath }) => {

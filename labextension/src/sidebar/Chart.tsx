@@ -28,9 +28,21 @@ function aligned(series: IChartSeries[]): uPlot.AlignedData {
   return [times, ...columns] as uPlot.AlignedData;
 }
 
+/** The name of JupyterLab's theme, following a switch (the body's data-jp-theme-name). */
+function useThemeName(): string | undefined {
+  const [name, setName] = React.useState(document.body.dataset.jpThemeName);
+  React.useEffect(() => {
+    const observer = new MutationObserver(() => setName(document.body.dataset.jpThemeName));
+    observer.observe(document.body, { attributes: true, attributeFilter: ['data-jp-theme-name'] });
+    return () => observer.disconnect();
+  }, []);
+  return name;
+}
+
 /** A small time-series chart (uPlot: 50 kB, canvas), themed from JupyterLab's CSS variables. */
 export function Chart(props: { title: string; series: IChartSeries[]; unit?: string; scale?: number }): JSX.Element {
   const host = React.useRef<HTMLDivElement>(null);
+  const theme = useThemeName();
   const plot = React.useRef<uPlot | null>(null);
   const labels = props.series.map(s => s.label).join('\u0000');
   const scale = props.scale ?? 1;
@@ -73,7 +85,7 @@ export function Chart(props: { title: string; series: IChartSeries[]; unit?: str
       plot.current?.destroy();
       plot.current = null;
     };
-  }, [labels, document.body.dataset.jpThemeName]);
+  }, [labels, theme]); // a theme switch redraws with the new theme's colours
 
   React.useEffect(() => {
     plot.current?.setData(data);
