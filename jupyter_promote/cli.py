@@ -286,7 +286,7 @@ def cmd_compare(args: argparse.Namespace, app: Any) -> int:
 
     from . import parity
     from .events import JobView
-    from .freeze import LOCK_FILE, freeze, kernel_interpreter
+    from .freeze import LOCK_FILE, freeze, kernel_interpreter, read_lock
     from .job.notebook import kernel_of, read_notebook
     from .runtime.events import read_events
 
@@ -306,7 +306,7 @@ def cmd_compare(args: argparse.Namespace, app: Any) -> int:
     results = []
     for run in runs:
         view = JobView().fold(read_events(str(run / "events.jsonl")))
-        job_lock = parity.job_environment(run, json.loads((run / "env" / LOCK_FILE).read_text()))
+        job_lock = parity.job_environment(run, read_lock(run / "env") or {})
         result = parity.judge(nb, dict(view.metrics), notebook_lock, job_lock, app.settings.parity_tolerance)
         text = parity.write(run, result, f"{run.name} against {os.path.basename(args.notebook)}")
         failed |= result["verdict"] != "pass"
@@ -389,7 +389,7 @@ def _judge_replicas(sweep_path: Path, summary: dict[str, Any], app: Any) -> int 
     """Parity of each replica with the notebook's baseline. With two seeds or more, a metric beyond its
     tolerance but within the seed-variance band passes (and the report says so). Exit 3 when one fails."""
     from . import parity
-    from .freeze import LOCK_FILE
+    from .freeze import read_lock
     from .job.notebook import read_notebook
 
     source = read_notebook(summary["notebook"])
@@ -397,7 +397,7 @@ def _judge_replicas(sweep_path: Path, summary: dict[str, Any], app: Any) -> int 
         return None
     succeeded = [t for t in summary["tasks"] if t["state"] == "succeeded"]
     band = parity.seed_band([(t["parameters"], t["metrics"]) for t in succeeded])
-    notebook_lock = json.loads((sweep_path / "env" / LOCK_FILE).read_text())
+    notebook_lock = read_lock(sweep_path / "env") or {}
     failed = []
     for task in succeeded:
         run = sweep_path / "tasks" / str(task["index"])

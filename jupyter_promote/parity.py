@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -165,17 +166,21 @@ def seed_band(runs: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, fl
     """
     import statistics
 
-    by_metric: dict[str, dict[str, list[float]]] = {}
-    for parameters, metrics in runs:
-        seed = json.dumps(parameters.get("seed"))
-        for name, value in metrics.items():
-            if _number(value):
-                by_metric.setdefault(name, {}).setdefault(seed, []).append(float(value))
-    return {
-        name: SEED_BAND_SIGMAS * statistics.pstdev(statistics.fmean(v) for v in seeds.values())
-        for name, seeds in by_metric.items()
-        if len(seeds) >= 2
-    }
+    names = {name for _, metrics in runs for name, value in metrics.items() if _number(value)}
+    band = {}
+    for name in names:
+        seeds = by_seed((parameters, metrics[name]) for parameters, metrics in runs if _number(metrics.get(name)))
+        if len(seeds) >= 2:
+            band[name] = SEED_BAND_SIGMAS * statistics.pstdev(statistics.fmean(v) for v in seeds.values())
+    return band
+
+
+def by_seed(values: Iterable[tuple[dict[str, Any], Any]]) -> dict[str, list[float]]:
+    """Values (with the parameters of the run that made each) grouped by the runs' ``seed`` parameter."""
+    groups: dict[str, list[float]] = {}
+    for parameters, value in values:
+        groups.setdefault(json.dumps(parameters.get("seed")), []).append(float(value))
+    return groups
 
 
 def first_divergence(reports: list[list[dict[str, Any]]]) -> dict[str, Any] | None:

@@ -296,13 +296,15 @@ class Pipeline:
         import json
 
         from . import parity
-        from .freeze import LOCK_FILE
+        from .freeze import read_lock
 
         record, run = prepared.record, prepared.run
         try:
             source = read_notebook(record.notebook)
-            lock = json.loads((run.env_dir / LOCK_FILE).read_text())
-        except (OSError, ValueError, PromoteError):
+        except PromoteError:
+            return None
+        lock = read_lock(run.env_dir)
+        if lock is None:
             return None
         job_lock = lock
         if record.image and record.image.get("verification", {}).get("python"):  # the image's own Python

@@ -151,14 +151,14 @@ def _seed_and_replica_spread(vals: list[tuple[float, int, dict[str, Any]]]) -> d
     """When tasks repeat seeds (``run --replicas N --seeds ...``): the spread of the per-seed means (the
     seed's share) apart from the mean spread within one seed (the replicas': hardware, scheduling).
     """
-    by_seed: dict[Any, list[float]] = {}
-    for value, _, parameters in vals:
-        by_seed.setdefault(json.dumps(parameters.get("seed")), []).append(value)
-    if len(by_seed) < 2 and all(len(v) < 2 for v in by_seed.values()):
+    from .parity import by_seed
+
+    seeds = by_seed((parameters, value) for value, _, parameters in vals)
+    if len(seeds) < 2 and all(len(v) < 2 for v in seeds.values()):
         return {}
-    means = [statistics.fmean(v) for v in by_seed.values()]
+    means = [statistics.fmean(v) for v in seeds.values()]
     return {"seed_std": statistics.pstdev(means) if len(means) > 1 else 0.0,
-            "replica_std": statistics.fmean(statistics.pstdev(v) for v in by_seed.values())}  # fmt: skip
+            "replica_std": statistics.fmean(statistics.pstdev(v) for v in seeds.values())}  # fmt: skip
 
 
 def read_sweep(path: Path) -> dict[str, Any]:

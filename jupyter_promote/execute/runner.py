@@ -113,9 +113,9 @@ def _start_failure(exc: BaseException) -> bool:
     text = str(exc)
     return text.startswith("Kernel died before replying to kernel_info") or text.startswith("Kernel didn't respond")
 
-def _record_environment(run: RunDir, kernel: str) -> None:
+def _record_environment(run: RunDir, kernel: str, events: list[dict[str, Any]]) -> None:
     """``observed_env.json``: the kernel's interpreter introspected here, where the job ran (node, image),
-    with the torch settings the kernel reported in force at its end. A failure only warns."""
+    with the torch settings the kernel reported in force at its end (in ``events``). A failure only warns."""
     import json
     import tempfile
 
@@ -123,7 +123,7 @@ def _record_environment(run: RunDir, kernel: str) -> None:
 
     try:
         lock = observe(kernel_interpreter(kernel))
-        finished = [e for e in EventTail(str(run.events)).read() if e["type"] == "heartbeat" and e.get("finished")]
+        finished = [e for e in events if e["type"] == "heartbeat" and e.get("finished")]
         lock["runtime"] = {"torch": finished[-1].get("torch") if finished else None}
         fd, tmp = tempfile.mkstemp(prefix=".observed-", dir=run.path)
         with os.fdopen(fd, "w", encoding="utf-8") as f:
@@ -251,13 +251,14 @@ def run(run_dir: str) -> int:
     finally:
         supervisor.close()
     # a monitor decision may have been written just before the kernel went down
-    for event in EventTail(str(run.events)).read():
+    events = EventTail(str(run.events)).read()
+    for event in events:
         if event["type"] == "alert" and event.get("action") == "fail" and supervisor.fatal is None:
             supervisor.fatal = event
     tracker = getattr(sys.modules.get(f"{__package__}.engine"), "active_tracker", None)
     state, reason, message = outcome(error, supervisor, tracker)
     if state == "succeeded":  # before the final status: whoever judges parity on it reads this record
-        _record_environment(run, os.environ.get("JUPYTER_PROMOTE_KERNEL") or record.kernel)
+        _record_environment(run, os.environ.get("JUPYTER_PROMOTE_KERNEL") or record.kernel, events)
     log.emit("status", state=state, reason=reason, message=message, source="runner")
     if message:
         print(f"jupyter-promote: job {state}: {message}", file=sys.stderr, flush=True)
