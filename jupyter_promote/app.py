@@ -27,6 +27,10 @@ class PromoteExtension(ExtensionApp):
         config=True
     )
 
+    def _config_file_name_default(self) -> str:
+        """``jupyter_promote_config.{py,json}``: the CLI's file too, so an admin writes each setting once."""
+        return "jupyter_promote_config"
+
     @default("store_path")
     def _default_store_path(self) -> str:
         return os.path.join(jupyter_data_dir(), "promote", "jobs.sqlite")

@@ -55,6 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("-f", "--parameters-file", action="append", default=[], metavar="PARAMS.yaml")
     run.add_argument("--target", help="where to run (default: local)")
     run.add_argument("--out", help="run directory (default: a new one under the runs directory)")
+    _preflight_options(run)
     _resource_options(run, "time limit, e.g. 30m, 2h, 1:00:00")
     run.add_argument("--json", action="store_true", help="print the final job.json on stdout and nothing else")
     run.add_argument("--contention", metavar="cpu[:N]|memory[:SIZE]|gpu",
@@ -71,6 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="a parameter and its values, typed as papermill types -p (the grid is every combination)")  # fmt: skip
     sweep.add_argument("-f", "--sets-file", metavar="SETS.yaml", help="a YAML list of parameter sets (or a grid mapping)")
     sweep.add_argument("--target", help="where to run (default: local)")
+    _preflight_options(sweep)
     sweep.add_argument("--max-parallel", type=int, default=None, metavar="N", help="tasks running at once (default: all)")
     sweep.add_argument("--out", help="sweep directory (default: a new one under the runs directory)")
     _resource_options(sweep, "time limit of each task")
@@ -91,6 +93,11 @@ def build_parser() -> argparse.ArgumentParser:
     build.add_argument("--dry-run", action="store_true", help="show the tag, the Dockerfile and the build context; build nothing")
     build.add_argument("--json", action="store_true", help="print the image record on stdout")
 
+    check = sub.add_parser("check", help="what will differ on the cluster: cells out of order, undefined names, installs, paths")
+    check.add_argument("notebook")
+    check.add_argument("--gpus", type=int, default=None, metavar="N", help="the GPUs the job would request (default: none)")
+    check.add_argument("--json", action="store_true", help="print the findings as JSON")
+
     status = sub.add_parser("status", help="the state of a job, a sweep, or recent jobs")
     status.add_argument("job", nargs="?", help="run directory, sweep directory or job id")
     status.add_argument("--json", action="store_true")
@@ -99,6 +106,61 @@ def build_parser() -> argparse.ArgumentParser:
     logs.add_argument("job", help="run directory or job id")
     logs.add_argument("--follow", "-F", action="store_true", help="keep printing until the job ends")
     return parser
+
+
+def _preflight_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--kernel", help="kernelspec to run with (default: the notebook's own)")
+    parser.add_argument("--strict", action="store_true", help="refuse to submit when the pre-flight check reports anything")
+
+
+def _checked_kernel(kernel: str | None) -> None:
+    """``--kernel NAME`` names an installed Python kernelspec (else one line listing the installed ones)."""
+    if kernel:
+        from .freeze import kernel_interpreter
+
+        try:
+            kernel_interpreter(kernel)
+        except PromoteError as exc:
+            raise UsageError(f"--kernel {exc.message}", subject=kernel) from None
+
+
+def _preflight(args: argparse.Namespace, app: Any) -> None:
+    """The pre-flight check before anything is submitted: warnings on stderr; with --strict, a refusal."""
+    from .job.notebook import read_notebook
+    from .preflight import check_notebook, format_findings
+
+    import nbformat
+
+    gpus = int(args.gpus) if getattr(args, "gpus", None) and str(args.gpus).isdigit() else None
+    nb = nbformat.from_dict(read_notebook(os.path.abspath(args.notebook)))
+    findings = check_notebook(nb, gpus=gpus, env_allowlist=app.settings.env_allowlist)
+    for line in format_findings(findings):
+        _say(line)
+    if findings and args.strict:
+        raise UsageError(
+            f"{args.notebook}: the pre-flight check reported {len(findings)} finding(s) and --strict refuses to submit",
+            subject=args.notebook,
+        )
+
+
+def cmd_check(args: argparse.Namespace, app: Any) -> int:
+    """``jupyter promote check NOTEBOOK``: exit 0 when there is nothing to report, 1 when there is."""
+    from .job.notebook import read_notebook
+    from .preflight import check_notebook, format_findings
+
+    import nbformat
+
+    nb = nbformat.from_dict(read_notebook(os.path.abspath(args.notebook)))
+    findings = check_notebook(nb, gpus=args.gpus, env_allowlist=app.settings.env_allowlist)
+    if args.json:
+        print(json.dumps([f.to_json() for f in findings], indent=2))
+    elif findings:
+        for line in format_findings(findings):
+            print(line)
+        print(f"{args.notebook}: {len(findings)} finding(s); the job runs the notebook top to bottom in a fresh kernel")
+    else:
+        print(f"{args.notebook}: nothing to report")
+    return 1 if findings else EXIT_OK
 
 
 def _resource_options(parser: argparse.ArgumentParser, time_help: str) -> None:
@@ -215,8 +277,11 @@ def cmd_run(args: argparse.Namespace, app: Any) -> int:
     ok, why = target.available()
     if not ok:
         raise TargetUnavailable(f"--target {target_name}: unavailable: {why}", subject=target_name)
+    _checked_kernel(args.kernel)
+    _preflight(args, app)
     request = PromoteRequest(
         notebook=args.notebook,
+        kernel=args.kernel,
         target=target_name,
         parameters=collect_parameters(args.parameters, args.parameters_raw, args.parameters_yaml, args.parameters_file),
         resources=settings.resources({"cpus": args.cpus, "memory": args.memory, "gpus": args.gpus, "time": args.time}),
@@ -263,6 +328,9 @@ def cmd_run(args: argparse.Namespace, app: Any) -> int:
         summary = f"{view.state.value} ({view.reason}): {view.message}"
     progress.note(f"job {record.id} {summary}")
     progress.note(f"  output: {prepared.run.output_notebook}")
+    if record.artifacts:
+        size = sum(a["size"] for a in record.artifacts)
+        progress.note(f"  artifacts: {len(record.artifacts)} file(s), {size} bytes, in {prepared.run.work_dir}")
     parity_failed = _show_parity(prepared.run.path, record, progress.note)
     if args.json:
         print(json.dumps(record.to_json(), indent=2, sort_keys=True))
@@ -429,8 +497,10 @@ def cmd_sweep(args: argparse.Namespace, app: Any, sets: list[dict[str, Any]] | N
     ok, why = target.available()
     if not ok:
         raise TargetUnavailable(f"--target {target_name}: unavailable: {why}", subject=target_name)
+    _checked_kernel(args.kernel)
+    _preflight(args, app)
     request = PromoteRequest(
-        notebook=args.notebook, target=target_name,
+        notebook=args.notebook, kernel=args.kernel, target=target_name,
         resources=settings.resources({"cpus": args.cpus, "memory": args.memory, "gpus": args.gpus, "time": args.time}),
         monitor=monitor_settings(args, settings.monitor_defaults), deterministic=args.deterministic, out=args.out,
         image=_image_request(args) if target.needs_image else None,
@@ -604,10 +674,7 @@ def reconcile(run: Any, app: Any) -> Any:
             )
             view = JobView().fold(read_events(str(run.events)))
     if view.seq:
-        record.state, record.reason, record.message = view.state, view.reason, view.message
-        record.started_at = record.started_at or view.started_at
-        record.finished_at = view.finished_at
-        record.metrics = dict(view.metrics)
+        view.update(record)
         run.write(record)
     return record, view
 
@@ -635,7 +702,8 @@ def cmd_status(args: argparse.Namespace, app: Any) -> int:
         else:
             _print_sweep(summary, print)
         return EXIT_OK
-    record, view = reconcile(_find_run(args.job, app.settings.runs_dir), app)
+    run = _find_run(args.job, app.settings.runs_dir)
+    record, view = reconcile(run, app)
     if args.json:
         print(json.dumps(record.to_json(), indent=2, sort_keys=True))
         return EXIT_OK
@@ -648,6 +716,10 @@ def cmd_status(args: argparse.Namespace, app: Any) -> int:
         print(f"  ! {alert['kind']}: {alert['message']}")
     if view.metrics:
         print("  metrics:  " + ", ".join(f"{k}={v}" for k, v in view.metrics.items()))
+    if record.artifacts:
+        print(f"  artifacts ({len(record.artifacts)}, in {run.work_dir}):")
+        for item in record.artifacts:
+            print(f"    {item['path']}  {item['size']} bytes")
     return EXIT_OK
 
 
@@ -674,7 +746,7 @@ def cmd_logs(args: argparse.Namespace, app: Any) -> int:
         time.sleep(0.5)
 
 
-COMMANDS = {"compare": cmd_compare, "sweep": cmd_sweep, "build": cmd_build, "freeze": cmd_freeze, "convert": cmd_convert, "run": cmd_run, "status": cmd_status, "logs": cmd_logs}
+COMMANDS = {"check": cmd_check, "compare": cmd_compare, "sweep": cmd_sweep, "build": cmd_build, "freeze": cmd_freeze, "convert": cmd_convert, "run": cmd_run, "status": cmd_status, "logs": cmd_logs}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .config import PromoteSettings
-from .errors import ForbiddenPath, JobNotFound, PromoteError, TargetUnavailable, UsageError
+from .errors import ForbiddenPath, JobNotFound, KernelError, PromoteError, TargetUnavailable, UsageError
 from .events import JobView
 from .job.sweep import expand
 from .models import JobRecord, JobState, MonitorSettings
@@ -24,33 +24,46 @@ from .store import JobStore
 from .targets import Target, target_class
 
 log = logging.getLogger("jupyter_promote")
-_PAYLOAD_FIELDS = {"notebook", "target", "parameters", "resources", "monitor", "deterministic", "sweep", "max_parallel"}
+_PAYLOAD_FIELDS = {"notebook", "kernel", "target", "parameters", "resources", "monitor", "deterministic", "sweep", "max_parallel"}
 RESOURCE_OPTIONS = ("cpus", "memory", "gpus", "time")
 #: How often the events of a job being prepared (freeze, image build, push) are stored and published.
 PREPARE_POLL_S = 0.25
 
 
-def confine(root: str, path: Any, field: str = "notebook") -> str:
-    """``path`` (relative to the server's root) as an absolute path inside the root, or :class:`ForbiddenPath`.
+def confine(root: str, path: Any, field: str = "notebook", allow_hidden: bool = True) -> str:
+    """``path`` (relative to the server's root) as the absolute path the contents manager serves, or an error.
 
-    Absolute paths, ``..`` and symlinks that lead out of the root are refused before anything is read.
+    Resolved as jupyter_server's ``FileContentsManager`` resolves it: ``root`` with ``~`` expanded, the path
+    joined to it lexically (a symlink inside the root is followed wherever it leads, as the file browser
+    follows it), absolute paths and ``..`` refused, hidden files refused unless the contents manager allows
+    them. Nothing is read before the path is accepted.
     """
     if not isinstance(path, str) or not path.strip():
         raise UsageError(f"{field}: must be a path relative to the server's root", subject=field)
     if "\x00" in path:
         raise UsageError(f"{field}: a path cannot contain a NUL character", subject=field)
-    if os.path.isabs(path) or ".." in path.replace("\\", "/").split("/"):
+    parts = [p for p in path.replace("\\", "/").split("/") if p not in ("", ".")]
+    if os.path.isabs(path) or ".." in parts:
         raise ForbiddenPath(f"{field} {path!r}: outside the server's root", subject=field)
-    real_root = os.path.realpath(root)
-    full = os.path.realpath(os.path.join(real_root, path))
-    if os.path.commonpath([real_root, full]) != real_root:
-        raise ForbiddenPath(f"{field} {path!r}: leads outside the server's root", subject=field)
+    if not allow_hidden and any(p.startswith(".") for p in parts):
+        raise ForbiddenPath(f"{field} {path!r}: a hidden file (ContentsManager.allow_hidden is off)", subject=field)
+    full = os.path.join(os.path.abspath(os.path.expanduser(root)), *parts)
     if not os.path.isfile(full):
         raise UsageError(f"{field} {path!r}: no such notebook", subject=field)
     return full
 
 
-def request_from_payload(payload: Any, root: str, settings: PromoteSettings) -> PromoteRequest:
+def relative_to_root(root: str, path: str) -> str | None:
+    """``path`` relative to the server's root (what the contents API takes), or None when it is outside.
+
+    The inverse of :func:`confine`: lexical, with ``~`` expanded, so a notebook reached through a symlink
+    maps back to the path the file browser shows.
+    """
+    relative = os.path.relpath(os.path.abspath(path), os.path.abspath(os.path.expanduser(root)))
+    return None if relative == ".." or relative.startswith("../") else relative.replace(os.sep, "/")
+
+
+def request_from_payload(payload: Any, resolve: Callable[[Any], str], settings: PromoteSettings) -> PromoteRequest:
     """Validate a ``POST jobs`` body (without its sweep); every error names its field.
 
     Resources and monitor settings the body leaves out come from ``settings`` (the server's defaults).
@@ -60,7 +73,7 @@ def request_from_payload(payload: Any, root: str, settings: PromoteSettings) -> 
     unknown = sorted(set(payload) - _PAYLOAD_FIELDS)
     if unknown:
         raise UsageError(f"{unknown[0]}: unknown field (expected {', '.join(sorted(_PAYLOAD_FIELDS))})", subject=unknown[0])
-    notebook = confine(root, payload.get("notebook"))
+    notebook = resolve(payload.get("notebook"))
     target = payload.get("target", settings.default_target)
     if not isinstance(target, str):
         raise UsageError("target: must be a string", subject="target")
@@ -94,12 +107,29 @@ def request_from_payload(payload: Any, root: str, settings: PromoteSettings) -> 
         raise UsageError(f"resources.{exc.message.removeprefix('--')}", subject="resources") from None
     return PromoteRequest(
         notebook=notebook,
+        kernel=kernel_from_payload(payload),
         target=target,
         parameters=payload.get("parameters", {}),
         resources=parsed,
         monitor=settings_,
         deterministic=payload.get("deterministic", False),
     )
+
+
+def kernel_from_payload(payload: dict[str, Any]) -> str | None:
+    """The body's ``kernel``: an installed Python kernelspec's name, or None for the notebook's own."""
+    kernel = payload.get("kernel")
+    if kernel is None:
+        return None
+    if not isinstance(kernel, str) or not kernel.strip():
+        raise UsageError("kernel: must be a kernelspec name", subject="kernel")
+    from .freeze import kernel_interpreter
+
+    try:
+        kernel_interpreter(kernel)
+    except KernelError as exc:
+        raise UsageError(exc.message, subject="kernel") from None
+    return kernel
 
 
 def sweep_from_payload(payload: dict[str, Any]) -> tuple[list[dict[str, Any]] | None, int | None]:
@@ -349,27 +379,39 @@ class JobManager:
         """The same notebook, target, parameters, resources and monitor settings, as a new job."""
         record, _ = self.get(job_id)
         request = PromoteRequest(notebook=record.notebook, target=record.target, parameters=dict(record.parameters),
-                                 resources=record.resources, monitor=record.monitor)  # fmt: skip
+                                 resources=record.resources, monitor=record.monitor, kernel=record.kernel or None)  # fmt: skip
         if not os.path.isfile(request.notebook):
             raise UsageError(f"job {job_id}: its notebook {record.notebook} no longer exists", subject=job_id)
         return await self.submit(request)
 
-    def preview(self, notebook: str) -> dict[str, Any]:
-        """What a promote of ``notebook`` would use: its kernel's lock and, for image targets, the image tag
-        and whether that image exists already. Builds nothing.
+    def preview(self, notebook: str, kernel: str | None = None, gpus: int | None = None) -> dict[str, Any]:
+        """What a promote of ``notebook`` would use: its kernel's lock, the kernels to choose from, the
+        pre-flight findings and, for image targets, the image tag and whether that image exists already.
+        Builds nothing.
         """
         import tempfile
+
+        import nbformat
+        from jupyter_client.kernelspec import KernelSpecManager
 
         from .freeze import environment_card, freeze, kernel_interpreter
         from .job.notebook import kernel_of, read_notebook
         from .job.parameters import notebook_parameters
+        from .preflight import check_notebook
 
-        kernel = kernel_of(read_notebook(notebook), notebook)
-        interpreter = kernel_interpreter(kernel)
+        nb = read_notebook(notebook)
+        own = kernel_of(nb, notebook)
+        interpreter = kernel_interpreter(kernel or own)
+        specs = KernelSpecManager().get_all_specs()
+        kernels = [{"name": name, "display_name": spec["spec"].get("display_name", name)}
+                   for name, spec in sorted(specs.items()) if spec["spec"].get("language", "").lower() == "python"]  # fmt: skip
+        findings = check_notebook(nbformat.from_dict(nb), gpus=gpus, env_allowlist=self.env_allowlist)
         with tempfile.TemporaryDirectory(prefix="promote-preview-") as tmp:
             env = freeze(interpreter, os.path.join(tmp, "env"), env_allowlist=self.env_allowlist)
             result: dict[str, Any] = {
-                "kernel": kernel,
+                "kernel": own,
+                "kernels": kernels,
+                "check": {"findings": [f.to_json() for f in findings]},
                 "summary": env.summary(),
                 "environment": environment_card(env.lock),
                 "parameters": notebook_parameters(notebook),

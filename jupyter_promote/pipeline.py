@@ -43,6 +43,7 @@ class PromoteRequest:
     image: ImageRequest | None = None  # set for targets whose jobs run in the environment's image
     job_id: str | None = None  # given when the caller must know the id before the job is prepared
     sweep: dict[str, Any] | None = None  # {"id", "index", "size"} when the job is one task of a sweep
+    kernel: str | None = None  # the kernelspec to run with; None: the notebook's own
 
 
 @dataclass
@@ -125,11 +126,11 @@ class Pipeline:
         """
         notebook = os.path.abspath(request.notebook)
         nb = read_notebook(notebook)
-        kernel = kernel_of(nb, request.notebook)
+        kernel = request.kernel or kernel_of(nb, request.notebook)
         try:
             interpreter = kernel_interpreter(kernel)
         except KernelError:
-            if kernel == FALLBACK_KERNEL:
+            if kernel == FALLBACK_KERNEL or request.kernel:  # a kernel asked for by name must exist
                 raise
             # like Elyra: a Python notebook whose kernel is not installed here runs on the default Python kernel
             interpreter = kernel_interpreter(FALLBACK_KERNEL)
@@ -326,10 +327,5 @@ class Pipeline:
 
     @staticmethod
     def _update_record(record: JobRecord, view: JobView, run: RunDir) -> None:
-        record.state = view.state
-        record.reason = view.reason
-        record.message = view.message
-        record.started_at = record.started_at or view.started_at
-        record.finished_at = view.finished_at
-        record.metrics = dict(view.metrics)
+        view.update(record)
         run.write(record)

@@ -13,6 +13,7 @@ import json
 import os
 from collections.abc import Awaitable, Callable
 from typing import Any
+from urllib.parse import quote
 
 import tornado
 from jupyter_server.auth.decorator import authorized
@@ -21,7 +22,7 @@ from jupyter_server.utils import url_path_join
 
 from .errors import PromoteError, UsageError
 from .freeze import environment_card, read_lock
-from .jobs import JobManager, confine, request_from_payload, sweep_from_payload
+from .jobs import JobManager, confine, kernel_from_payload, relative_to_root, request_from_payload, sweep_from_payload
 from .targets import load_target_classes
 
 AUTH_RESOURCE = "jupyter_promote"
@@ -49,6 +50,17 @@ class PromoteHandler(APIHandler):
     @property
     def manager(self) -> JobManager:
         return self.settings["jupyter_promote_jobs"]
+
+    @property
+    def root_dir(self) -> str:
+        """The contents manager's root, as it resolves paths (``settings["server_root_dir"]`` is only for
+        display: it keeps the home directory contracted to ``~``).
+        """
+        return os.path.expanduser(str(self.contents_manager.root_dir))
+
+    def notebook_argument(self, path: Any, field: str = "notebook") -> str:
+        """A notebook path from a request, resolved as the contents manager resolves it (see :func:`confine`)."""
+        return confine(self.root_dir, path, field, allow_hidden=bool(getattr(self.contents_manager, "allow_hidden", True)))
 
     def body(self) -> Any:
         try:
@@ -96,11 +108,10 @@ class JobsHandler(PromoteHandler):
     async def get(self) -> None:
         limit = self.int_argument("limit", 50, 1, MAX_PAGE)
         offset = self.int_argument("offset", 0)
-        root = self.settings["server_root_dir"]
         notebook = self.get_argument("notebook", None)
         if notebook and "\x00" in notebook:
             raise UsageError("notebook: a path cannot contain a NUL character", subject="notebook")
-        full = os.path.realpath(os.path.join(root, notebook)) if notebook else None
+        full = os.path.join(os.path.abspath(self.root_dir), notebook) if notebook else None
         records, total = self.manager.store.list_jobs(state=self.get_argument("state", None), notebook=full,
                                                       sweep=self.get_argument("sweep", None),
                                                       limit=limit, offset=offset)  # fmt: skip
@@ -113,7 +124,7 @@ class JobsHandler(PromoteHandler):
     async def post(self) -> None:
         settings = self.settings["jupyter_promote_settings"]
         body = self.body()
-        request = request_from_payload(body, self.settings["server_root_dir"], settings)
+        request = request_from_payload(body, self.notebook_argument, settings)
         sets, max_parallel = sweep_from_payload(body)
         self.set_status(202)
         if sets is None:
@@ -137,7 +148,7 @@ class JobHandler(PromoteHandler):
                     "run_dir": run_dir,
                     "transitions": self.manager.store.transitions(job_id),
                     "environment": environment_card(lock) if lock else None,
-                    "notebook_path": _relative(self.settings["server_root_dir"], record.notebook),
+                    "notebook_path": relative_to_root(self.root_dir, record.notebook),
                 }
             )
         )
@@ -169,8 +180,12 @@ class FreezeHandler(PromoteHandler):
         body = self.body()
         if not isinstance(body, dict):
             raise UsageError("body: must be a JSON object", subject="body")
-        notebook = confine(self.settings["server_root_dir"], body.get("notebook"))
-        preview = await asyncio.to_thread(self.manager.preview, notebook)
+        notebook = self.notebook_argument(body.get("notebook"))
+        kernel = kernel_from_payload(body)
+        gpus = body.get("gpus")
+        if gpus is not None and (isinstance(gpus, bool) or not isinstance(gpus, int) or gpus < 0):
+            raise UsageError("gpus: must be a whole number of at least 0", subject="gpus")
+        preview = await asyncio.to_thread(self.manager.preview, notebook, kernel, gpus)
         self.finish(json.dumps(preview))
 
 
@@ -182,12 +197,6 @@ class EventsHandler(PromoteHandler):
         self.manager.get(job_id)
         after = self.int_argument("after", 0)
         self.finish(json.dumps({"events": self.manager.store.events_after(job_id, after)}))
-
-
-def _relative(root: str, path: str) -> str | None:
-    """``path`` relative to the server's root (what the contents API takes), or None when it is outside."""
-    relative = os.path.relpath(os.path.realpath(path), os.path.realpath(os.path.expanduser(root)))
-    return None if relative == ".." or relative.startswith("../") else relative
 
 
 #: The logs of a run directory: the job's stdout/stderr, and the image build's output.
@@ -227,6 +236,29 @@ class OutputHandler(PromoteHandler):
             self.finish(f.read())
 
 
+class ArtifactHandler(PromoteHandler):
+    """One file the job wrote (listed in its record's ``artifacts``), as a download."""
+
+    @tornado.web.authenticated
+    @authorized
+    @maps_errors
+    async def get(self, job_id: str, path: str) -> None:
+        record, run_dir = self.manager.get(job_id)
+        if path not in {a["path"] for a in record.artifacts} or not run_dir:
+            raise UsageError(f"artifact {path!r}: job {job_id} wrote no such file", subject="path")
+        work = os.path.realpath(os.path.join(run_dir, "work"))
+        full = os.path.realpath(os.path.join(work, path))
+        if os.path.commonpath([work, full]) != work or not os.path.isfile(full):
+            raise UsageError(f"artifact {path!r}: no longer in the run directory", subject="path")
+        self.set_header("Content-Type", "application/octet-stream")
+        self.set_header("Content-Disposition", f"attachment; filename*=UTF-8''{quote(os.path.basename(path))}")
+        with open(full, "rb") as f:
+            while chunk := f.read(1 << 20):
+                self.write(chunk)
+                await self.flush()
+        self.finish()
+
+
 def setup_route_handlers(web_app: Any) -> None:
     base = url_path_join(web_app.settings["base_url"], "jupyter-promote")
     job = r"(?P<job_id>[0-9a-f]{6,32})"
@@ -241,5 +273,6 @@ def setup_route_handlers(web_app: Any) -> None:
             (url_path_join(base, "freeze"), FreezeHandler),
             (url_path_join(base, "jobs", job, "logs"), LogsHandler),
             (url_path_join(base, "jobs", job, "output"), OutputHandler),
+            (url_path_join(base, "jobs", job, "artifacts", "(?P<path>.+)"), ArtifactHandler),
         ],
     )

@@ -13,7 +13,8 @@ from .models import JobRecord
 
 
 class RunDir:
-    """``job.json``, ``job.ipynb``, ``output.ipynb``, ``events.jsonl``, ``env/``, ``job.log``, ``build.log`` of one job."""
+    """``job.json``, ``job.ipynb``, ``output.ipynb``, ``events.jsonl``, ``env/``, ``job.log``, ``build.log``,
+    ``work/`` of one job."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path).absolute()
@@ -26,6 +27,7 @@ class RunDir:
     log = property(lambda self: self.path / "job.log")
     build_log = property(lambda self: self.path / "build.log")  # the image build's output, for image targets
     runtime_dir = property(lambda self: self.path / "runtime")
+    work_dir = property(lambda self: self.path / "work")  # the job's cwd; the files it wrote are its artifacts
 
     def exists(self) -> bool:
         return self.job_json.is_file()

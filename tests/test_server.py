@@ -139,7 +139,6 @@ async def test_cancel_through_the_api(jp_fetch, notebooks):
         ({"notebook": "missing.ipynb"}, 400, "notebook"),
         ({"notebook": "../etc/passwd"}, 403, "notebook"),
         ({"notebook": "/etc/passwd"}, 403, "notebook"),
-        ({"notebook": "outside.ipynb"}, 403, "notebook"),  # a symlink out of the root
         ({"notebook": "success.ipynb", "target": "nowhere"}, 400, "nowhere"),
         ({"notebook": "success.ipynb", "resources": {"cpus": "many"}}, 400, "cpus"),
         ({"notebook": "success.ipynb", "resources": {"disk": "1G"}}, 400, "resources"),
@@ -156,9 +155,6 @@ async def test_cancel_through_the_api(jp_fetch, notebooks):
     ],
 )
 async def test_bad_payloads_get_their_status_and_name_the_field(jp_fetch, notebooks, tmp_path, payload, status, field):
-    outside = tmp_path / "elsewhere.ipynb"
-    shutil.copy(NOTEBOOKS / "success.ipynb", outside)
-    (notebooks / "outside.ipynb").symlink_to(outside)
     code, body = await error(jp_fetch, "jobs", method="POST", body=payload)
     assert code == status, body
     assert field in body["message"] and "\n" not in body["message"]

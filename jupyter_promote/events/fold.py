@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..models import JobState
+from ..models import JobRecord, JobState
 
 
 @dataclass
@@ -26,6 +26,7 @@ class JobView:
     finished_at: float | None = None
     last_event_at: float | None = None
     failed_cell: dict[str, Any] | None = None
+    artifacts: list[dict[str, Any]] = field(default_factory=list)
 
     def apply(self, event: dict[str, Any]) -> None:
         if event["seq"] <= self.seq:
@@ -62,6 +63,16 @@ class JobView:
             self.alerts.append(event)
         elif kind == "metric":
             self.metrics.update(event.get("metrics", {}))
+        elif kind == "artifacts":
+            self.artifacts = list(event.get("files") or [])
+
+    def update(self, record: JobRecord) -> None:
+        """Carry what the events say into the job's record (job.json)."""
+        record.state, record.reason, record.message = self.state, self.reason, self.message
+        record.started_at = record.started_at or self.started_at
+        record.finished_at = self.finished_at
+        record.metrics = dict(self.metrics)
+        record.artifacts = list(self.artifacts)
 
     def fold(self, events: list[dict[str, Any]]) -> JobView:
         for event in events:

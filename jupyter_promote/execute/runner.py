@@ -21,6 +21,7 @@ from typing import Any
 from ..models import JobRecord
 from ..rundir import RunDir
 from ..runtime.events import EventLog, EventTail
+from .workdir import StagedInputs, artifacts, stage
 
 KILL_GRACE_S = 20.0  # how long a cell interrupted by the monitor may take to stop before its kernel is killed
 _MEMORY_ERRORS = {"OutOfMemoryError", "MemoryError"}
@@ -148,10 +149,26 @@ def _kernel_environment(run: RunDir, record: JobRecord) -> None:
     os.environ["PYTHONPATH"] = str(run.runtime_dir) + (os.pathsep + path if path else "")
 
 
-def _working_dir(run: RunDir, record: JobRecord) -> str:
-    """The notebook's folder, as in the notebook; the run directory where that folder is not mounted."""
-    folder = os.path.dirname(record.notebook)
-    return folder if folder and os.path.isdir(folder) else str(run.path)
+def _working_dir(run: RunDir, record: JobRecord) -> StagedInputs:
+    """``RUN_DIR/work``, mirroring the notebook's folder (see :mod:`.workdir`): the job's cwd on every target."""
+    return stage(os.path.dirname(record.notebook), run.work_dir, exclude=(str(run.path),))
+
+
+def _report_files(log: EventLog, staged: StagedInputs | None) -> None:
+    """The job's artifacts (an ``artifacts`` event) and any input it wrote into (an alert)."""
+    if staged is None:
+        return
+    try:
+        log.emit("artifacts", files=artifacts(staged.work), source="runner")
+        written = staged.written()
+    except OSError as exc:
+        print(f"jupyter-promote: could not list the job's files: {exc}", file=sys.stderr, flush=True)
+        return
+    if written:
+        shown = ", ".join(written[:5]) + (f" and {len(written) - 5} more" if len(written) > 5 else "")
+        log.emit("alert", kind="input_written", action="alert", source="runner", files=written,
+                 message=f"the job wrote into {shown} beside the notebook; write new files instead, they are kept "
+                 "in the run directory")  # fmt: skip
 
 
 def outcome(error: BaseException | None, supervisor: Supervisor, tracker: Any) -> tuple[str, str | None, str | None]:
@@ -212,7 +229,9 @@ def run(run_dir: str) -> int:
     signal.signal(signal.SIGINT, lambda *_: supervisor.stop("cancelled"))
     log.emit("status", state="running", source="runner", pid=os.getpid())
     error: BaseException | None = None
+    staged: StagedInputs | None = None
     try:
+        staged = _working_dir(run, record)
         # papermill.engines first: importing it loads the "promote" entry point, i.e. .engine
         import papermill
         from papermill.engines import papermill_engines
@@ -229,7 +248,7 @@ def run(run_dir: str) -> int:
                     parameters=record.parameters,
                     engine_name="promote",
                     kernel_name=os.environ.get("JUPYTER_PROMOTE_KERNEL") or record.kernel,  # set by environment images
-                    cwd=_working_dir(run, record),
+                    cwd=str(staged.work),
                     log_output=True,
                     progress_bar=False,
                     request_save_on_cell_execute=True,
@@ -250,6 +269,7 @@ def run(run_dir: str) -> int:
         error = exc
     finally:
         supervisor.close()
+    _report_files(log, staged)
     # a monitor decision may have been written just before the kernel went down
     events = EventTail(str(run.events)).read()
     for event in events:

@@ -236,7 +236,7 @@ class ImageBuilder(LoggingConfigurable):
                 )
             else:
                 pip_conf = network.render_pip_conf(network.pip_settings(interpreter), lock)
-                secrets = network.write_secrets(secrets_dir, network.ca_bundle(ca_bundle), pip_conf)
+                secrets = network.write_secrets(secrets_dir, network.ca_bundle(ca_bundle) or network.pip_cert(interpreter), pip_conf)
             options = recipe.BuildOptions(
                 base_image=plan.base_image,
                 system_packages=tuple(self.system_packages),

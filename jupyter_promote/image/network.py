@@ -37,20 +37,38 @@ def _reachable_from_a_build(url: str) -> bool:
     return url.startswith(("http://", "https://"))
 
 
-def pip_settings(interpreter: Interpreter) -> dict[str, list[str]]:
-    """The index settings pip uses for ``interpreter`` (config files and PIP_* variables), URLs only."""
+def _pip_config(interpreter: Interpreter) -> list[tuple[str, str]]:
+    """``pip config list`` of ``interpreter`` (its config files and PIP_* variables): (key, value) pairs."""
     result = subprocess.run(
         [*interpreter.command, "-m", "pip", "config", "list"], capture_output=True, text=True, timeout=60, check=False
     )
-    settings: dict[str, list[str]] = {}
+    pairs = []
     for line in result.stdout.splitlines():
         key, sep, value = line.partition("=")
-        if not sep:
-            continue
-        name = key.rsplit(".", 1)[-1]
+        if sep:
+            pairs.append((key.rsplit(".", 1)[-1], value.strip().strip("'\"")))
+    return pairs
+
+
+def pip_cert(interpreter: Interpreter) -> str | None:
+    """The CA bundle pip is configured with for ``interpreter`` (``cert`` in a pip.conf), when it exists.
+
+    A user whose pip trusts a site's intercepting proxy through ``/etc/pip.conf`` has no PIP_CERT in their
+    environment; the image build needs the same bundle.
+    """
+    for key, value in _pip_config(interpreter):
+        if key == "cert" and os.path.isfile(value):
+            return value
+    return None
+
+
+def pip_settings(interpreter: Interpreter) -> dict[str, list[str]]:
+    """The index settings pip uses for ``interpreter`` (config files and PIP_* variables), URLs only."""
+    settings: dict[str, list[str]] = {}
+    for name, value in _pip_config(interpreter):
         if name not in _PIP_KEYS:
             continue
-        values = value.strip().strip("'\"").split()
+        values = value.split()
         if name in ("index-url", "extra-index-url", "find-links"):
             values = [v for v in values if _reachable_from_a_build(v)]
         for v in values:

@@ -15,7 +15,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-EVENT_TYPES = ("status", "image", "cell", "heartbeat", "step", "metric", "gpu", "alert")
+EVENT_TYPES = ("status", "image", "cell", "heartbeat", "step", "metric", "gpu", "alert", "artifacts")
 _TAIL_BYTES = 65536
 
 

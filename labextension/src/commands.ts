@@ -1,11 +1,12 @@
 import { JupyterFrontEnd } from '@jupyterlab/application';
 import { Notification } from '@jupyterlab/apputils';
 
-import { askPromote } from './dialog';
-import { FieldError, fieldOfSubject, IPromoteForm, toRequest } from './form';
+import { artifactName } from './artifacts';
+import { askPromote, IPromoteChoice } from './dialog';
+import { FieldError, fieldOfSubject, toRequest } from './form';
 import { JobsModel } from './jobs';
 import { PromoteRequestError } from './request';
-import { IJobDetail } from './tokens';
+import { IArtifact, IJobDetail } from './tokens';
 
 export const CommandIDs = {
   promote: 'jupyter-promote:promote-notebook',
@@ -22,16 +23,14 @@ export async function promoteNotebook(
   defaultTarget: string,
   show: (id: string) => void
 ): Promise<string | null> {
-  let form: IPromoteForm | null = null;
+  let previous: IPromoteChoice | null = null;
   let errors: Record<string, string> = {};
-  let preview = null;
   for (;;) {
-    const choice = await askPromote(model.service, path, form, defaultTarget, errors, preview);
+    const choice: IPromoteChoice | null = await askPromote(model.service, path, previous, defaultTarget, errors);
     if (choice === null) {
       return null;
     }
-    form = choice.form;
-    preview = choice.preview;
+    previous = choice;
     let submitted: { id: string; ids?: string[] };
     let target: string;
     try {
@@ -78,4 +77,27 @@ export async function openOutput(app: JupyterFrontEnd, model: JobsModel, detail:
   } catch (error) {
     Notification.error(`Job ${detail.id}: cannot open its output: ${(error as Error).message}`);
   }
+}
+
+/**
+ * Download one of a job's artifacts: fetched with the server connection's credentials (token or
+ * cookie, whichever the server uses), then saved through an object URL under its own name.
+ */
+export async function downloadArtifact(model: JobsModel, id: string, artifact: IArtifact): Promise<void> {
+  let blob: Blob;
+  try {
+    blob = await model.service.artifact(id, artifact.path);
+  } catch (error) {
+    Notification.error(`Job ${id}: cannot download ${artifact.path}: ${(error as Error).message}`);
+    return;
+  }
+  const url = URL.createObjectURL(blob);
+  const link = document.createElement('a');
+  link.href = url;
+  link.download = artifactName(artifact.path);
+  link.style.display = 'none';
+  document.body.appendChild(link);
+  link.click();
+  link.remove();
+  window.setTimeout(() => URL.revokeObjectURL(url), 10_000); // after the browser has taken the bytes
 }

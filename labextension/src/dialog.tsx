@@ -2,23 +2,25 @@ import { Dialog, showDialog } from '@jupyterlab/apputils';
 import { ReactWidget } from '@jupyterlab/ui-components';
 import * as React from 'react';
 
-import { emptyForm, IPromoteForm } from './form';
+import { emptyForm, IPromoteForm, kernelChoice, kernelOptions, requestedGpus } from './form';
 import { parameterText } from './model';
+import { EnvironmentCard, PreflightChecks, usePreview } from './preview';
 import { PromoteService } from './service';
-import { IFreezePreview, ITarget } from './tokens';
+import { IFreezePreview, IParameter, ITarget } from './tokens';
 
-/** What the dialog returns: the form, and what the server said of the notebook (its parameters). */
+/** What the dialog returns: the form, and what the server said of the notebook (its parameters, its own kernel). */
 export interface IPromoteChoice {
   form: IPromoteForm;
   preview: IFreezePreview | null;
+  /** The notebook's own kernelspec, once a preview has said it. */
+  ownKernel: string | null;
 }
 
 interface IFormProps {
   service: PromoteService;
   notebook: string;
-  initial: IPromoteForm;
+  initial: IPromoteChoice;
   errors: Record<string, string>;
-  preview: IFreezePreview | null;
   onChange: (choice: IPromoteChoice) => void;
 }
 
@@ -31,12 +33,28 @@ function FieldError(props: { errors: Record<string, string>; field: string }): J
   ) : null;
 }
 
-/** The form of the "Promote to cluster" dialog: target, parameters, resources, monitor, sweep, environment. */
+/** The parameters' fields filled with the notebook's defaults, keeping what was typed already. */
+function withDefaults(values: Record<string, string>, parameters: IParameter[]): Record<string, string> {
+  const filled = { ...values };
+  for (const p of parameters) {
+    if (!(p.name in filled)) {
+      filled[p.name] = p.literal && p.type === 'str' ? parameterText(p.type, p.value) : p.default;
+    }
+  }
+  return filled;
+}
+
+/**
+ * The form of the "Promote to cluster" dialog: pre-flight checks, target, parameters, resources,
+ * monitor, sweep, kernel and environment.
+ */
 function PromoteFormView(props: IFormProps): JSX.Element {
-  const [form, setForm] = React.useState<IPromoteForm>(props.initial);
+  const [form, setForm] = React.useState<IPromoteForm>(props.initial.form);
   const [targets, setTargets] = React.useState<ITarget[] | null>(null);
-  const [preview, setPreview] = React.useState<IFreezePreview | null>(props.preview);
   const [problem, setProblem] = React.useState<string | null>(null);
+  const initial = { preview: props.initial.preview, own: props.initial.ownKernel };
+  const previewed = usePreview(props.service, props.notebook, form.kernel, requestedGpus(form), initial);
+  const { preview, own, loading } = previewed;
 
   React.useEffect(() => {
     props.service
@@ -51,35 +69,26 @@ function PromoteFormView(props: IFormProps): JSX.Element {
         );
       })
       .catch(e => setProblem(`targets: ${e.message}`));
-    if (props.preview === null) {
-      props.service
-        .freeze(props.notebook)
-        .then(found => {
-          setPreview(found);
-          setForm(f => {
-            const parameters = { ...f.parameters };
-            for (const p of found.parameters) {
-              if (!(p.name in parameters)) {
-                parameters[p.name] = p.literal && p.type === 'str' ? parameterText(p.type, p.value) : p.default;
-              }
-            }
-            return { ...f, parameters };
-          });
-        })
-        .catch(e => setProblem(`environment: ${e.message}`));
-    }
   }, []);
   React.useEffect(() => {
-    props.onChange({ form, preview });
-  }, [form, preview]);
+    if (preview) {
+      setForm(f => ({ ...f, parameters: withDefaults(f.parameters, preview.parameters) }));
+    }
+  }, [preview]);
+  React.useEffect(() => {
+    props.onChange({ form, preview, ownKernel: own });
+  }, [form, preview, own]);
 
   const update = (change: Partial<IPromoteForm>) => setForm(f => ({ ...f, ...change }));
   const target = targets?.find(t => t.name === form.target);
   const offered = new Set(Object.keys(target?.options_schema?.properties ?? {}));
   const errors = props.errors;
+  const ownKernel = own ?? preview?.kernel ?? null;
+  const kernel = form.kernel || ownKernel || '';
 
   return (
     <div className="jp-Promote-form">
+      <PreflightChecks preview={preview} loading={loading} />
       {errors[''] && (
         <div className="jp-Promote-fieldError" role="alert" data-field="">
           {errors['']}
@@ -219,35 +228,30 @@ function PromoteFormView(props: IFormProps): JSX.Element {
 
       <fieldset className="jp-Promote-environment">
         <legend>Environment</legend>
-        {preview === null ? (
-          <div className="jp-Promote-muted">freezing the kernel's environment…</div>
-        ) : (
-          <dl>
-            <dt>Python</dt>
-            <dd>{preview.environment.python}</dd>
-            <dt>torch</dt>
-            <dd>
-              {preview.environment.torch ?? 'not installed'}
-              {preview.environment.cuda ? ` · CUDA ${preview.environment.cuda}` : ''}
-            </dd>
-            {Object.entries(preview.environment.key_packages)
-              .filter(([name]) => name !== 'torch')
-              .map(([name, version]) => (
-                <React.Fragment key={name}>
-                  <dt>{name}</dt>
-                  <dd>{version}</dd>
-                </React.Fragment>
-              ))}
-            <dt>packages</dt>
-            <dd>{preview.environment.packages}</dd>
-            <dt>image</dt>
-            <dd className="jp-Promote-image">
-              {preview.image
-                ? `${preview.image.tag} (${preview.image.exists ? 'exists' : 'will be built'})`
-                : `none needed here${preview.image_error ? ` (${preview.image_error})` : ''}`}
-            </dd>
-          </dl>
+        <label>
+          Kernel
+          <select
+            className="jp-mod-styled jp-Promote-kernel"
+            aria-label="Kernel"
+            value={kernel}
+            disabled={preview === null}
+            onChange={e => update({ kernel: kernelChoice(e.target.value, ownKernel) })}
+          >
+            {kernelOptions(preview?.kernels ?? [], ownKernel, kernel).map(k => (
+              <option key={k.name} value={k.name}>
+                {k.display_name}
+                {k.name === ownKernel ? " (the notebook's)" : ''}
+              </option>
+            ))}
+          </select>
+        </label>
+        <FieldError errors={errors} field="kernel" />
+        {previewed.problem && (
+          <div className="jp-Promote-fieldError" role="alert" data-field="environment">
+            {previewed.problem}
+          </div>
         )}
+        <EnvironmentCard preview={preview} loading={loading} />
       </fieldset>
     </div>
   );
@@ -257,7 +261,7 @@ class PromoteBody extends ReactWidget implements Dialog.IBodyWidget<IPromoteChoi
   constructor(private readonly props: Omit<IFormProps, 'onChange'>) {
     super();
     this.addClass('jp-Promote-dialog');
-    this._choice = { form: props.initial, preview: props.preview };
+    this._choice = props.initial;
   }
 
   getValue(): IPromoteChoice {
@@ -271,21 +275,19 @@ class PromoteBody extends ReactWidget implements Dialog.IBodyWidget<IPromoteChoi
   private _choice: IPromoteChoice;
 }
 
-/** Show the dialog; resolves to the person's choice, or null when they cancel. */
+/** Show the dialog, filled with the previous choice if any; resolves to the person's choice, or null when they cancel. */
 export async function askPromote(
   service: PromoteService,
   notebook: string,
-  initial: IPromoteForm | null,
+  previous: IPromoteChoice | null,
   defaultTarget: string,
-  errors: Record<string, string> = {},
-  preview: IFreezePreview | null = null
+  errors: Record<string, string> = {}
 ): Promise<IPromoteChoice | null> {
   const body = new PromoteBody({
     service,
     notebook,
-    initial: initial ?? emptyForm(defaultTarget),
-    errors,
-    preview
+    initial: previous ?? { form: emptyForm(defaultTarget), preview: null, ownKernel: null },
+    errors
   });
   const result = await showDialog({
     title: `Promote ${notebook.split('/').pop()} to cluster`,

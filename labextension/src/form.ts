@@ -4,10 +4,12 @@
  */
 
 import { parseParameter } from './model';
-import { IParameter, IPromoteRequest } from './tokens';
+import { IKernelSpec, IParameter, IPromoteRequest } from './tokens';
 
 export interface IPromoteForm {
   target: string;
+  /** The kernelspec chosen to run the job with; '' = the notebook's own (then none is sent). */
+  kernel: string;
   /** parameter name -> the text in its field */
   parameters: Record<string, string>;
   resources: { cpus: string; memory: string; gpus: string; time: string };
@@ -22,6 +24,7 @@ export interface IPromoteForm {
 export function emptyForm(target: string): IPromoteForm {
   return {
     target,
+    kernel: '',
     parameters: {},
     resources: { cpus: '', memory: '', gpus: '', time: '' },
     monitor: { stall_timeout_s: '', nan_action: '' },
@@ -94,6 +97,9 @@ export function toRequest(
   parameters: IParameter[]
 ): IPromoteRequest {
   const request: IPromoteRequest = { notebook, target: form.target };
+  if (form.kernel) {
+    request.kernel = form.kernel;
+  }
   const values: Record<string, unknown> = {};
   for (const parameter of parameters) {
     const text = form.parameters[parameter.name];
@@ -159,6 +165,32 @@ export function toRequest(
   return request;
 }
 
+/** The form's `kernel` for a kernelspec picked in the dialog: '' when it is the notebook's own (sent only when it differs). */
+export function kernelChoice(picked: string, own: string | null): string {
+  return picked === own ? '' : picked;
+}
+
+/**
+ * The kernels the dialog offers: those installed, and the notebook's own and the one chosen even
+ * when they are not (so the select shows what will run; the server says why that kernel cannot).
+ */
+export function kernelOptions(installed: IKernelSpec[], own: string | null, chosen: string): IKernelSpec[] {
+  const options = [...installed];
+  for (const name of [own, chosen]) {
+    if (name && !options.some(k => k.name === name)) {
+      options.push({ name, display_name: `${name} (not installed)` });
+    }
+  }
+  return options;
+}
+
+/** The GPUs the form asks for, for the freeze preview's gpu check: undefined while the field is empty or not a count. */
+export function requestedGpus(form: IPromoteForm): number | undefined {
+  const text = form.resources.gpus.trim();
+  const n = Number(text);
+  return text && Number.isInteger(n) && n >= 0 ? n : undefined;
+}
+
 /** The form field a server error concerns (its `subject`), or null: shown at the top of the dialog. */
 export function fieldOfSubject(subject: string | null, message: string): string | null {
   if (!subject) {
@@ -168,8 +200,11 @@ export function fieldOfSubject(subject: string | null, message: string): string 
     const match = /^(resources|monitor)\.(\w+)/.exec(message);
     return match ? `${match[1]}.${match[2]}` : subject;
   }
-  if (['target', 'sweep', 'max_parallel', 'deterministic'].includes(subject)) {
+  if (['target', 'kernel', 'sweep', 'max_parallel', 'deterministic'].includes(subject)) {
     return subject;
+  }
+  if (/^kernel/.test(message)) {
+    return 'kernel'; // "kernel 'py39': no such kernelspec", its subject the kernel's name
   }
   return null;
 }

@@ -8,7 +8,7 @@ import { IFileBrowserFactory } from '@jupyterlab/filebrowser';
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 
-import { CommandIDs, openOutput, promoteNotebook } from './commands';
+import { CommandIDs, downloadArtifact, openOutput, promoteNotebook } from './commands';
 import { promoteIcon } from './icon';
 import { JobsModel } from './jobs';
 import { PromoteRequestError } from './request';
@@ -51,7 +51,8 @@ const plugin: JupyterFrontEndPlugin<void> = {
           panel.open(again.id);
         }
       },
-      openOutput: detail => openOutput(app, model, detail)
+      openOutput: detail => openOutput(app, model, detail),
+      downloadArtifact: (id, artifact) => downloadArtifact(model, id, artifact)
     });
     panel.title.icon = promoteIcon;
     panel.title.caption = 'Promoted jobs';

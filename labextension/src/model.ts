@@ -43,6 +43,12 @@ export interface IJobEvent {
   [field: string]: any;
 }
 
+/** A file a job wrote in its working directory: its '/'-separated path relative to it, and its size in bytes. */
+export interface IArtifact {
+  path: string;
+  size: number;
+}
+
 /** job.json, as `GET /jupyter-promote/jobs` returns it. */
 export interface IJobRecord {
   id: string;
@@ -64,6 +70,8 @@ export interface IJobRecord {
   updated_at: number;
   sweep: { id: string; index: number; size: number } | null;
   parity: { verdict: string; failed?: string[] } | null;
+  /** The files the job wrote (`GET jobs/{id}` always has them; a listing may not). */
+  artifacts?: IArtifact[];
   [field: string]: unknown;
 }
 

@@ -14,13 +14,33 @@ export class PromoteRequestError extends Error {
 }
 
 /**
- * Call the jupyter-promote REST API (`/jupyter-promote/...`) of the Jupyter server.
+ * Call the jupyter-promote REST API (`/jupyter-promote/...`) of the Jupyter server; its JSON answer.
  */
 export async function requestAPI<T>(
   endPoint = '',
   init: RequestInit = {},
   settings: ServerConnection.ISettings = ServerConnection.makeSettings()
 ): Promise<T> {
+  const text = await (await fetchAPI(endPoint, init, settings)).text();
+  try {
+    return (text.length > 0 ? JSON.parse(text) : null) as T;
+  } catch {
+    return null as T;
+  }
+}
+
+/**
+ * Fetch bytes from the jupyter-promote REST API (a job's artifact), authenticated as every other call is.
+ */
+export async function requestBlob(
+  endPoint: string,
+  settings: ServerConnection.ISettings = ServerConnection.makeSettings()
+): Promise<Blob> {
+  return (await fetchAPI(endPoint, {}, settings)).blob();
+}
+
+/** The server's answer when it is a success; a refusal becomes a PromoteRequestError. */
+async function fetchAPI(endPoint: string, init: RequestInit, settings: ServerConnection.ISettings): Promise<Response> {
   const url = URLExt.join(settings.baseUrl, 'jupyter-promote', endPoint);
   let response: Response;
   try {
@@ -28,19 +48,15 @@ export async function requestAPI<T>(
   } catch (error) {
     throw new ServerConnection.NetworkError(error as TypeError);
   }
+  if (response.ok) {
+    return response;
+  }
   const text = await response.text();
-  let data: any = null;
+  let data: any;
   try {
     data = text.length > 0 ? JSON.parse(text) : null;
   } catch {
     data = null;
   }
-  if (!response.ok) {
-    throw new PromoteRequestError(
-      data?.message ?? (text || response.statusText),
-      data?.subject ?? null,
-      response.status
-    );
-  }
-  return data as T;
+  throw new PromoteRequestError(data?.message ?? (text || response.statusText), data?.subject ?? null, response.status);
 }

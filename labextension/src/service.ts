@@ -1,10 +1,12 @@
+import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 
+import { artifactEndPoint } from './artifacts';
 import { IJobEvent, IJobRecord } from './model';
-import { requestAPI } from './request';
+import { requestAPI, requestBlob } from './request';
 
 export { PromoteRequestError } from './request';
-import { IFreezePreview, IJobDetail, IPromoteRequest, ITarget } from './tokens';
+import { IFreezePreview, IFreezeRequest, IJobDetail, IPromoteRequest, ITarget } from './tokens';
 
 /** The jupyter-promote REST API, typed: one method per route. */
 export class PromoteService {
@@ -34,8 +36,26 @@ export class PromoteService {
     return this.call(`jobs/${id}/output`);
   }
 
-  freeze(notebook: string): Promise<IFreezePreview> {
-    return this.call('freeze', { method: 'POST', body: JSON.stringify({ notebook }) });
+  /** What a promote would use: the environment of `kernel` (the notebook's own when omitted), and the pre-flight checks. */
+  freeze(notebook: string, kernel?: string, gpus?: number): Promise<IFreezePreview> {
+    const body: IFreezeRequest = { notebook };
+    if (kernel) {
+      body.kernel = kernel;
+    }
+    if (gpus !== undefined) {
+      body.gpus = gpus;
+    }
+    return this.call('freeze', { method: 'POST', body: JSON.stringify(body) });
+  }
+
+  /** The address of one of a job's artifacts (for a link; `artifact()` fetches it authenticated). */
+  artifactUrl(id: string, path: string): string {
+    return URLExt.join(this.serverSettings.baseUrl, 'jupyter-promote', artifactEndPoint(id, path));
+  }
+
+  /** The bytes of one of a job's artifacts. */
+  artifact(id: string, path: string): Promise<Blob> {
+    return requestBlob(artifactEndPoint(id, path), this.serverSettings);
   }
 
   submit(request: IPromoteRequest): Promise<{ id: string; sweep?: string; ids?: string[] }> {

@@ -1,6 +1,6 @@
 /** The shapes of the jupyter-promote REST API (see jupyter_promote/openapi.yaml). */
 
-import { IJobEvent, IJobRecord } from './model';
+import { IArtifact, IJobEvent, IJobRecord } from './model';
 
 /** A target as `GET targets` describes it. */
 export interface ITarget {
@@ -39,9 +39,40 @@ export interface IEnvironmentCard {
   env: Record<string, string>;
 }
 
+/** A kernelspec installed for the server's user, as `POST freeze` lists them. */
+export interface IKernelSpec {
+  name: string;
+  display_name: string;
+}
+
+/**
+ * One pre-flight finding: something that will differ on the cluster. `kind` is one of order,
+ * never_run, undefined, install, path, env, gpu, syntax; `message` names the cell already.
+ */
+export interface IFinding {
+  kind: string;
+  message: string;
+  /** The cell's number, or null when the finding concerns the whole notebook. */
+  cell: number | null;
+}
+
+/** The body of `POST freeze`. */
+export interface IFreezeRequest {
+  notebook: string;
+  /** The kernelspec whose environment to preview; omitted = the notebook's own. */
+  kernel?: string;
+  /** The GPUs the job would ask for (the gpu finding reflects it). */
+  gpus?: number;
+}
+
 /** `POST freeze`: what a promote would use, building nothing. */
 export interface IFreezePreview {
+  /** The notebook's own kernelspec name (the dialog's default choice). */
   kernel: string;
+  /** The kernelspecs installed for the server's user. */
+  kernels: IKernelSpec[];
+  /** What will differ on the cluster, found before anything runs. */
+  check: { findings: IFinding[] };
   summary: string;
   environment: IEnvironmentCard;
   parameters: IParameter[];
@@ -56,6 +87,8 @@ export interface IJobDetail extends IJobRecord {
   environment: IEnvironmentCard | null;
   /** The notebook relative to the server's root (what the contents API takes), or null. */
   notebook_path: string | null;
+  /** The files the job wrote in its working directory ('/'-separated paths relative to it). */
+  artifacts: IArtifact[];
 }
 
 /** The body of `POST jobs`. */
@@ -68,6 +101,8 @@ export interface IPromoteRequest {
   deterministic?: boolean;
   sweep?: Record<string, unknown[]>;
   max_parallel?: number;
+  /** The kernelspec to run the job with; omitted = the notebook's own. */
+  kernel?: string;
 }
 
 /** One message of the `job_events/v1` schema on the server's event bus. */
@@ -83,4 +118,4 @@ export interface IJobEventsMessage {
 
 export const JOB_EVENTS_SCHEMA = 'https://events.jupyter.org/jupyter_promote/job_events/v1';
 
-export type { IJobEvent, IJobRecord };
+export type { IArtifact, IJobEvent, IJobRecord };

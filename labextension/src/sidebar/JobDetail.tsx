@@ -1,8 +1,10 @@
 import * as React from 'react';
 
+import { artifactsToShow } from '../artifacts';
 import { JobsModel } from '../jobs';
-import { duration, explainAlert, formatDuration, IJobView, isFinal } from '../model';
+import { duration, explainAlert, formatDuration, IArtifact, IJobView, isFinal } from '../model';
 import { IEnvironmentCard, IJobDetail } from '../tokens';
+import { Artifacts } from './Artifacts';
 import { Chart } from './Chart';
 
 /** What the detail view asks of the application (kept out of the view so it stays a plain component). */
@@ -10,6 +12,8 @@ export interface IJobActions {
   cancel(id: string): Promise<void>;
   rerun(id: string): Promise<void>;
   openOutput(detail: IJobDetail): Promise<void>;
+  /** Save one of the job's artifacts (a failure is the application's to show). */
+  downloadArtifact(id: string, artifact: IArtifact): Promise<void>;
 }
 
 const LOG_TAIL_CHARS = 64 * 1024;
@@ -97,7 +101,7 @@ function EnvironmentTable(props: { job: IEnvironmentCard | null; kernel: IEnviro
   );
 }
 
-/** One job: stage timeline, alerts, charts, metrics, parity, logs, environment, and its actions. */
+/** One job: stage timeline, alerts, charts, metrics, parity, logs, artifacts, environment, and its actions. */
 export function JobDetail(props: { model: JobsModel; view: IJobView; actions: IJobActions; onBack: () => void }): JSX.Element {
   const { model, view, actions } = props;
   const live = !isFinal(view.state);
@@ -259,6 +263,12 @@ export function JobDetail(props: { model: JobsModel; view: IJobView; actions: IJ
           </details>
         )}
       </section>
+
+      <Artifacts
+        artifacts={artifactsToShow(detail, view.record)}
+        href={path => model.service.artifactUrl(view.id, path)}
+        onDownload={artifact => actions.downloadArtifact(view.id, artifact)}
+      />
 
       <section aria-label="Environment">
         <h4>Environment</h4>

@@ -1,0 +1,102 @@
+"""The job's working directory: the files beside the notebook readable by their relative paths, and
+everything the job writes kept in its run directory, as its artifacts.
+
+The rule is the same on every target. ``RUN_DIR/work`` mirrors the notebook's folder: each directory is
+made anew and each file is a symbolic link to the original (what Snakemake calls a full shadow
+directory). A notebook that reads ``data.csv`` or ``data/train/0.png`` reads the user's file in place,
+without a copy, however many tasks a sweep runs; a notebook that writes ``result.txt`` or
+``ckpt/model.pt`` creates a new file in its own ``work/``, so tasks and replicas never touch each other's
+files nor the user's. The regular files found in ``work/`` when the job ends are its artifacts.
+
+A symbolic link to a directory (a dataset mounted elsewhere) is linked as a whole, not walked. Writing
+*into* an input through its link would reach the original: container targets mount the notebook's folder
+read-only so that fails there, and elsewhere the runner compares each input's size and modification time
+after the job and raises an ``input_written`` alert naming the file.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+#: Folders beside a notebook that are never inputs: tool state, caches and environments.
+SKIPPED = frozenset({".git", ".hg", ".svn", ".ipynb_checkpoints", "__pycache__", ".venv", ".mypy_cache",
+                     ".pytest_cache", ".ruff_cache", ".tox", "node_modules"})  # fmt: skip
+#: Files that mark a run or sweep directory of jupyter-promote (an ``--out`` inside the project folder).
+_RUN_MARKERS = ("job.json", "sweep.json")
+#: At most this many artifacts are listed (the files stay in ``work/`` regardless).
+MAX_LISTED = 10_000
+
+
+@dataclass
+class StagedInputs:
+    """What was linked into the working directory: input path -> (size, mtime_ns) at staging."""
+
+    source: Path
+    work: Path
+    files: dict[str, tuple[int, int]] = field(default_factory=dict)
+
+    def written(self) -> list[str]:
+        """Inputs whose size or modification time changed since staging (the job wrote into them)."""
+        changed = []
+        for rel, before in self.files.items():
+            try:
+                st = os.stat(self.source / rel)
+            except OSError:
+                continue  # removed meanwhile: not ours to report
+            if (st.st_size, st.st_mtime_ns) != before:
+                changed.append(rel)
+        return sorted(changed)
+
+
+def stage(source: str | os.PathLike[str], work: str | os.PathLike[str], exclude: tuple[str, ...] = ()) -> StagedInputs:
+    """Mirror ``source`` into ``work`` with one link per file; ``exclude`` are paths never entered."""
+    src, dst = Path(source), Path(work)
+    dst.mkdir(parents=True, exist_ok=True)
+    staged = StagedInputs(src, dst)
+    if not src.is_dir():  # the notebook's folder is not here (not mounted): an empty working directory
+        return staged
+    skip = {os.path.realpath(p) for p in exclude} | {os.path.realpath(dst)}
+    _mirror(src, dst, "", skip, staged)
+    return staged
+
+
+def _mirror(src: Path, dst: Path, prefix: str, skip: set[str], staged: StagedInputs) -> None:
+    try:
+        entries = list(os.scandir(src))
+    except OSError:
+        return  # unreadable: as for the user's own kernel, the job cannot read it either
+    for entry in entries:
+        if entry.name in SKIPPED:
+            continue
+        rel = prefix + entry.name
+        target = dst / entry.name
+        if entry.is_dir(follow_symlinks=False):
+            if os.path.realpath(entry.path) in skip or any(os.path.exists(os.path.join(entry.path, m)) for m in _RUN_MARKERS):
+                continue
+            target.mkdir(exist_ok=True)
+            _mirror(Path(entry.path), target, rel + "/", skip, staged)
+            continue
+        if not os.path.lexists(target):
+            os.symlink(entry.path, target)
+        if entry.is_file(follow_symlinks=True):
+            st = entry.stat(follow_symlinks=True)
+            staged.files[rel] = (st.st_size, st.st_mtime_ns)
+
+
+def artifacts(work: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """The regular files under ``work`` (not the links to inputs): ``{"path", "size"}``, sorted by path."""
+    root = Path(work)
+    found: list[dict[str, Any]] = []
+    for folder, dirs, files in os.walk(root):
+        dirs.sort()
+        for name in sorted(files):
+            path = Path(folder) / name
+            if path.is_symlink() or not path.is_file():
+                continue
+            found.append({"path": path.relative_to(root).as_posix(), "size": path.stat().st_size})
+            if len(found) >= MAX_LISTED:
+                return found
+    return found

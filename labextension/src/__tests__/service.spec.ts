@@ -1,0 +1,72 @@
+import { ServerConnection } from '@jupyterlab/services';
+
+import { PromoteRequestError, PromoteService } from '../service';
+
+/** A service whose server is a function: the requests it was sent, and its answers. */
+function serviceAnswering(answer: (url: string, init: RequestInit) => Response): {
+  service: PromoteService;
+  sent: { url: string; init: RequestInit }[];
+} {
+  const sent: { url: string; init: RequestInit }[] = [];
+  const settings = ServerConnection.makeSettings({
+    baseUrl: 'http://localhost:8888/lab-base/',
+    wsUrl: 'ws://localhost:8888/lab-base/',
+    token: '',
+    fetch: (async (request: Request) => {
+      const init = { method: request.method, body: request.method === 'GET' ? undefined : await request.text() };
+      sent.push({ url: request.url.replace(/\?\d+$/, ''), init }); // less makeRequest's cache buster
+      return answer(request.url, init);
+    }) as typeof fetch
+  });
+  return { service: new PromoteService(settings), sent };
+}
+
+describe('PromoteService', () => {
+  it('asks for the preview of a kernel and a GPU count only when given', async () => {
+    const { service, sent } = serviceAnswering(() => new Response('{"kernel": "python3"}'));
+    await service.freeze('nb.ipynb');
+    await service.freeze('nb.ipynb', 'torch-2.3', 2);
+    await service.freeze('nb.ipynb', undefined, 0);
+    expect(sent.map(s => JSON.parse(String(s.init.body)))).toEqual([
+      { notebook: 'nb.ipynb' },
+      { notebook: 'nb.ipynb', kernel: 'torch-2.3', gpus: 2 },
+      { notebook: 'nb.ipynb', gpus: 0 }
+    ]);
+    expect(sent[0].url).toBe('http://localhost:8888/lab-base/jupyter-promote/freeze');
+  });
+
+  it("builds an artifact's address under the server's base URL", () => {
+    const { service } = serviceAnswering(() => new Response(''));
+    expect(service.artifactUrl('ab12', 'ckpt/model v2.pt')).toBe(
+      'http://localhost:8888/lab-base/jupyter-promote/jobs/ab12/artifacts/ckpt/model%20v2.pt'
+    );
+  });
+
+  it("fetches an artifact's bytes", async () => {
+    const { service, sent } = serviceAnswering(() => new Response(new Uint8Array([0, 1, 2, 255])));
+    const blob = await service.artifact('ab12', 'ckpt/model.pt');
+    expect(Array.from(new Uint8Array(await blob.arrayBuffer()))).toEqual([0, 1, 2, 255]);
+    expect(sent[0].url).toBe('http://localhost:8888/lab-base/jupyter-promote/jobs/ab12/artifacts/ckpt/model.pt');
+  });
+
+  it('turns a refusal into an error naming its subject, for bytes as for JSON', async () => {
+    const refuse = () =>
+      new Response(JSON.stringify({ message: 'ckpt/x.pt: no such artifact', subject: 'path' }), { status: 404 });
+    const { service } = serviceAnswering(refuse);
+    const refused = await service.artifact('ab12', 'ckpt/x.pt').catch(e => e);
+    expect(refused).toBeInstanceOf(PromoteRequestError);
+    expect(refused).toMatchObject({ message: 'ckpt/x.pt: no such artifact', subject: 'path', status: 404 });
+    const kernel = serviceAnswering(
+      () =>
+        new Response(JSON.stringify({ message: "kernel 'py39': no such kernelspec", subject: 'kernel' }), {
+          status: 400
+        })
+    );
+    await expect(
+      kernel.service.submit({ notebook: 'nb.ipynb', target: 'local', kernel: 'py39' })
+    ).rejects.toMatchObject({
+      subject: 'kernel',
+      status: 400
+    });
+  });
+});

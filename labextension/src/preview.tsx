@@ -1,0 +1,144 @@
+/**
+ * The freeze preview in the Promote dialog: requested again when the kernel or the GPUs change,
+ * its pre-flight findings, and its environment card.
+ */
+
+import * as React from 'react';
+
+import { PromoteService } from './service';
+import { IFreezePreview } from './tokens';
+
+/** How long the GPU count must stay put before the preview is asked for again (it is typed digit by digit). */
+const GPUS_SETTLE_MS = 600;
+
+export interface IPreviewState {
+  preview: IFreezePreview | null;
+  /** The notebook's own kernelspec: `preview.kernel` of a preview asked for without a kernel. */
+  own: string | null;
+  /** A preview for another kernel or GPU count is on its way (the one shown is the previous). */
+  loading: boolean;
+  /** Why the last preview could not be made, or null. */
+  problem: string | null;
+}
+
+/**
+ * The preview of `kernel` ('' = the notebook's own) for `gpus`, asked for whenever either changes; a
+ * late answer to an earlier question is dropped. `initial` is a preview the dialog already has (its
+ * previous opening), taken as the answer for the first kernel and GPU count.
+ */
+export function usePreview(
+  service: PromoteService,
+  notebook: string,
+  kernel: string,
+  gpus: number | undefined,
+  initial: { preview: IFreezePreview | null; own: string | null }
+): IPreviewState {
+  const [state, setState] = React.useState<IPreviewState>({
+    ...initial,
+    loading: initial.preview === null,
+    problem: null
+  });
+  const asked = React.useRef<{ kernel: string; gpus: number | undefined } | null>(
+    initial.preview === null ? null : { kernel, gpus }
+  );
+  const latest = React.useRef(0);
+  React.useEffect(() => {
+    const previous = asked.current;
+    if (previous !== null && previous.kernel === kernel && previous.gpus === gpus) {
+      return;
+    }
+    asked.current = { kernel, gpus };
+    const ask = latest.current + 1;
+    latest.current = ask;
+    setState(s => ({ ...s, loading: true }));
+    const timer = window.setTimeout(
+      () => {
+        service.freeze(notebook, kernel || undefined, gpus).then(
+          found => {
+            if (latest.current === ask) {
+              setState(s => ({ preview: found, own: kernel ? s.own : found.kernel, loading: false, problem: null }));
+            }
+          },
+          error => {
+            if (latest.current === ask) {
+              setState(s => ({ ...s, loading: false, problem: `environment: ${(error as Error).message}` }));
+            }
+          }
+        );
+      },
+      previous !== null && previous.kernel === kernel ? GPUS_SETTLE_MS : 0
+    );
+    return () => window.clearTimeout(timer); // a GPU count typed over before it settled is never asked for
+  }, [kernel, gpus]);
+  return state;
+}
+
+/** The pre-flight findings: what will differ on the cluster, one line each; they never block the Promote button. */
+export function PreflightChecks(props: { preview: IFreezePreview | null; loading: boolean }): JSX.Element | null {
+  const { preview, loading } = props;
+  const findings = preview?.check?.findings;
+  if (preview !== null && findings === undefined) {
+    return null; // a server that makes no pre-flight checks
+  }
+  if (findings === undefined || findings.length === 0) {
+    return (
+      <div
+        className="jp-Promote-checks jp-Promote-checks-empty jp-Promote-muted"
+        role="status"
+        aria-label="Pre-flight checks"
+      >
+        {preview === null || loading ? 'pre-flight: checking…' : 'pre-flight: nothing to report'}
+      </div>
+    );
+  }
+  return (
+    <section className="jp-Promote-checks" role="status" aria-label="Pre-flight checks" aria-busy={loading}>
+      <div className="jp-Promote-checksTitle">What will differ on the cluster ({findings.length})</div>
+      <ul>
+        {findings.map((finding, i) => (
+          <li key={i} data-kind={finding.kind} data-cell={finding.cell ?? ''}>
+            {finding.message}
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}
+
+/** The frozen environment a person compares at a glance, and the image it needs. */
+export function EnvironmentCard(props: { preview: IFreezePreview | null; loading: boolean }): JSX.Element {
+  const { preview } = props;
+  if (preview === null) {
+    return <div className="jp-Promote-muted">freezing the kernel's environment…</div>;
+  }
+  return (
+    <>
+      {props.loading && <div className="jp-Promote-muted">freezing the kernel's environment…</div>}
+      <dl aria-busy={props.loading} className={props.loading ? 'jp-Promote-stale' : ''}>
+        <dt>Python</dt>
+        <dd>{preview.environment.python}</dd>
+        <dt>torch</dt>
+        <dd>
+          {preview.environment.torch ?? 'not installed'}
+          {preview.environment.cuda ? ` · CUDA ${preview.environment.cuda}` : ''}
+        </dd>
+        {Object.entries(preview.environment.key_packages)
+          .filter(([name]) => name !== 'torch')
+          .map(([name, version]) => (
+            <React.Fragment key={name}>
+              <dt>{name}</dt>
+              <dd>{version}</dd>
+            </React.Fragment>
+          ))}
+        <dt>packages</dt>
+        <dd>{preview.environment.packages}</dd>
+        <dt>image</dt>
+        <dd className="jp-Promote-image">
+          {preview.image
+            ? `${preview.image.tag} (${preview.image.exists ? 'exists' : 'will be built'})`
+            : `none needed here${preview.image_error ? ` (${preview.image_error})` : ''}`}
+        </dd>
+      </dl>
+    </>
+  );
+}
