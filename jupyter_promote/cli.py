@@ -111,6 +111,9 @@ def build_parser() -> argparse.ArgumentParser:
 def _preflight_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--kernel", help="kernelspec to run with (default: the notebook's own)")
     parser.add_argument("--strict", action="store_true", help="refuse to submit when the pre-flight check reports anything")
+    parser.add_argument("--smoke", action="store_true",
+                        help="first a quick local top-to-bottom run with the parameters of the cell tagged 'smoke'; "
+                        "nothing is submitted when it fails")  # fmt: skip
 
 
 def _checked_kernel(kernel: str | None) -> None:
@@ -141,6 +144,29 @@ def _preflight(args: argparse.Namespace, app: Any) -> None:
             f"{args.notebook}: the pre-flight check reported {len(findings)} finding(s) and --strict refuses to submit",
             subject=args.notebook,
         )
+
+
+def _smoke_run(args: argparse.Namespace, app: Any) -> int:
+    """``--smoke``: the notebook top to bottom on this machine with its smoke parameters, before the real job."""
+    from .job.notebook import read_notebook
+    from .job.parameters import smoke_parameters
+
+    smoke = smoke_parameters(read_notebook(os.path.abspath(args.notebook)))
+    _say(f"smoke run: {args.notebook} on this machine" + (f" with {smoke}" if smoke else " (no cell tagged 'smoke')"))
+    quick = argparse.Namespace(**{**vars(args), "target": "local", "out": None, "smoke": False, "strict": False,
+                                  "json": False, "replicas": None, "seeds": None, "contention": None,
+                                  "cpus": None, "memory": None, "gpus": None})  # fmt: skip
+    given = args.command == "run"  # a run's own parameters stay, the smoke cell's go over them; a sweep's do not
+    quick.parameters = [p for p in args.parameters if p[0] not in smoke] if given else []
+    quick.parameters_raw = [p for p in args.parameters_raw if p[0] not in smoke] if given else []
+    quick.parameters_file = args.parameters_file if given else []
+    quick.parameters_yaml = (args.parameters_yaml if given else []) + ([json.dumps(smoke)] if smoke else [])
+    code = cmd_run(quick, app)
+    if code not in (EXIT_OK, EXIT_PARITY_FAILED):  # a quick run's metrics need not match the baseline
+        _say(f"smoke run failed: nothing was submitted to {args.target or app.settings.default_target}")
+        return code
+    _say("smoke run succeeded: submitting the job")
+    return EXIT_OK
 
 
 def cmd_check(args: argparse.Namespace, app: Any) -> int:
@@ -279,6 +305,8 @@ def cmd_run(args: argparse.Namespace, app: Any) -> int:
         raise TargetUnavailable(f"--target {target_name}: unavailable: {why}", subject=target_name)
     _checked_kernel(args.kernel)
     _preflight(args, app)
+    if args.smoke and _smoke_run(args, app) != EXIT_OK:
+        return EXIT_JOB_FAILED
     request = PromoteRequest(
         notebook=args.notebook,
         kernel=args.kernel,
@@ -499,6 +527,8 @@ def cmd_sweep(args: argparse.Namespace, app: Any, sets: list[dict[str, Any]] | N
         raise TargetUnavailable(f"--target {target_name}: unavailable: {why}", subject=target_name)
     _checked_kernel(args.kernel)
     _preflight(args, app)
+    if args.smoke and _smoke_run(args, app) != EXIT_OK:
+        return EXIT_JOB_FAILED
     request = PromoteRequest(
         notebook=args.notebook, kernel=args.kernel, target=target_name,
         resources=settings.resources({"cpus": args.cpus, "memory": args.memory, "gpus": args.gpus, "time": args.time}),

@@ -25,4 +25,13 @@ echo "ui-tests: jupyterlab.browser_check"
   && echo "browser_check: OK" || { echo "FAIL: browser_check (ui-tests/artifacts/browser_check.log)"; tail -20 "$root/ui-tests/artifacts/browser_check.log"; status=1; }
 echo "ui-tests: galata"
 (cd ui-tests && CI=1 jlpm playwright test) || status=1
+# the same button as a user has it: the rig's user, the installed wheel, a server started in a project folder
+if id "${PROMOTE_RIG_USER:-promote-user}" >/dev/null 2>&1; then
+  echo "ui-tests: galata in the rig"
+  (cd ui-tests && CI=1 jlpm playwright test -c playwright.rig.config.js) || status=1
+  sleep 5  # the user's server stops on SIGTERM (scripts/rig-lab.sh); whatever is left is stopped here
+  pkill -u "${PROMOTE_RIG_USER:-promote-user}" -f jupyter_server_rig_config.py && echo "ui-tests: stopped the rig's server" || true
+else
+  echo "FAIL: no rig user: run scripts/rig.sh first"; status=1
+fi
 exit $status

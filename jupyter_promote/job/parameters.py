@@ -108,3 +108,42 @@ def notebook_parameters(path: str) -> list[dict[str, Any]]:
             }
         )
     return found
+
+
+#: The tag of the cell whose assignments are the notebook's quick-run (smoke) parameters.
+SMOKE_TAG = "smoke"
+
+
+def smoke_parameters(nb: dict[str, Any]) -> dict[str, Any]:
+    """The literal assignments of the raw cell tagged ``smoke`` (``steps = 10``): the parameters of a quick
+    top-to-bottom run before a cluster job (``run --smoke``); empty when the notebook has no such cell.
+
+    A raw cell, so that neither the notebook's own kernel nor the job runs it; a code cell tagged ``smoke``
+    would set its values in the real job too, and is refused.
+    """
+    import ast
+
+    values: dict[str, Any] = {}
+    for cell in nb.get("cells", []):
+        if SMOKE_TAG not in (cell.get("metadata", {}).get("tags") or []):
+            continue
+        if cell.get("cell_type") != "raw":
+            raise UsageError(
+                f"the cell tagged {SMOKE_TAG!r} is a {cell.get('cell_type')} cell: make it a raw cell, or the job "
+                "would run it too",
+                subject=SMOKE_TAG,
+            )
+        source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            raise UsageError(f"the cell tagged {SMOKE_TAG!r} is not valid Python", subject=SMOKE_TAG) from None
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                try:
+                    values[node.targets[0].id] = ast.literal_eval(node.value)
+                except ValueError:
+                    raise UsageError(
+                        f"the cell tagged {SMOKE_TAG!r}: {node.targets[0].id} is not a literal", subject=SMOKE_TAG
+                    ) from None
+    return values
