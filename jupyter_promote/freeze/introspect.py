@@ -37,6 +37,7 @@ def distributions():
         installer = dist.read_text("INSTALLER")
         entry["installer"] = installer.strip() if installer else None
         entry["requested"] = dist.read_text("REQUESTED") is not None
+        entry["requires_python"] = dist.metadata["Requires-Python"]
         raw = dist.read_text("direct_url.json")
         if raw:
             try:

@@ -94,6 +94,7 @@ def build_lock(doc: dict[str, Any], *, kernel: str | None, created_at: float, ho
                 "installer": dist.get("installer"),
                 "requested": bool(dist.get("requested")),
                 "source": classify(dist),
+                **({"requires_python": dist["requires_python"]} if dist.get("requires_python") else {}),
             }
         )
     _check_duplicates(packages)

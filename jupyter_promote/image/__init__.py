@@ -220,6 +220,9 @@ class ImageBuilder(LoggingConfigurable):
                 "(major.minor must match)",
                 subject=plan.base_image,
             )
+        if not wheelhouse:
+            _refuse_unreachable(lock)
+        _refuse_python_mismatch(lock, plan.base_image, image_python)
         started = time.monotonic()
         secrets_dir = Path(tempfile.mkdtemp(prefix="promote-secrets-"))
         try:
@@ -293,3 +296,37 @@ def _remove(image_id: str) -> None:
 
 
 __all__ = ["BuildPlan", "ImageBuilder", "ImageRef", "Verification"]
+
+
+def _refuse_unreachable(lock: dict[str, Any]) -> None:
+    """Before any build: packages no index the build can reach has (a local version label whose index was
+    not recorded, and no wheel of it found on this machine), named with the fix."""
+    missing = [f"{p['name']}=={p['version']}" for p in lock["packages"]
+               if p["source"]["kind"] == "index" and "index" in p["source"] and p["source"]["index"] is None
+               and "wheel" not in p["source"]]  # fmt: skip
+    if missing:
+        raise ImageError(
+            f"{', '.join(missing)}: on no index the build can reach and no wheel of it on this machine's find-links "
+            "folders; build with --wheelhouse (wheels fetched on this machine) or install them from an index",
+            subject=missing[0],
+        )
+
+
+def _refuse_python_mismatch(lock: dict[str, Any], base_image: str, image_python: str) -> None:
+    """Before any build: packages whose ``Requires-Python`` the base image's Python does not meet."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    refused = []
+    for pkg in lock["packages"]:
+        try:
+            if pkg.get("requires_python") and not SpecifierSet(pkg["requires_python"]).contains(image_python):
+                refused.append(f"{pkg['name']}=={pkg['version']} requires Python {pkg['requires_python']}")
+        except InvalidSpecifier:
+            continue  # pip ignores a malformed Requires-Python too
+    if refused:
+        kernel = lock["python"]["version"]
+        raise ImageError(
+            f"--base-image {base_image}: has Python {image_python}, but {'; '.join(refused)}; use a base image with "
+            f"the kernel's Python {kernel} (e.g. python:{kernel}-slim)",
+            subject=base_image,
+        )
