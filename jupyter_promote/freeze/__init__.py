@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import shutil
 import socket
 import subprocess
@@ -188,32 +187,20 @@ def _vendor_local_packages(interpreter: Interpreter, lock: dict[str, Any], stagi
             source["wheel"] = f"wheels/{target.name}"
         elif kind in ("editable", "local", "archive"):
             source["unreproducible"] = f"{source['unreproducible']}: {source.get('path')} no longer exists"
-        elif kind == "index" and "+" in pkg["version"]:
-            _carry_local_wheel(pkg, lock["indexes"].get("find_links", []), staging / "wheels")
+        elif kind == "index" and source.get("found_in"):
+            _carry_local_wheel(source, staging / "wheels")
 
 
-def _carry_local_wheel(pkg: dict[str, Any], find_links: list[str], wheels: Path) -> None:
-    """A distribution with a local version label (``torch==2.13.0+cpu``) that pip took from a find-links
-    folder on this machine: that very wheel goes with the lock, as wheels of local code do, since the
-    build cannot reach the folder and no public index has the label. Recorded as ``found_in``.
-    """
-    prefix = re.sub(r"[-_.]+", "_", pkg["name"]).lower() + "-" + pkg["version"] + "-"
-    for folder in find_links:
-        path = folder.removeprefix("file://")
-        if not os.path.isdir(path):
-            continue
-        found = sorted(f for f in os.listdir(path) if f.lower().startswith(prefix.lower()) and f.endswith(".whl"))
-        if not found:
-            continue
-        source = pkg["source"]
-        wheels.mkdir(parents=True, exist_ok=True)
-        origin, target = Path(path) / found[0], wheels / found[0]
-        try:
-            os.link(origin, target)  # the same bytes without a copy where the filesystem allows
-        except OSError:
-            shutil.copyfile(origin, target)
-        source.update(wheel=f"wheels/{found[0]}", found_in=path)  # the name pins name, version and tags
-        return
+def _carry_local_wheel(source: dict[str, Any], wheels: Path) -> None:
+    """The wheel pip took from a find-links folder of this machine (see :func:`.lock.find_local_wheel`) goes
+    with the lock, as wheels of local code do: the build cannot reach the folder."""
+    name = source["wheel"].removeprefix("wheels/")
+    wheels.mkdir(parents=True, exist_ok=True)
+    origin, target = Path(source["found_in"]) / name, wheels / name
+    try:
+        os.link(origin, target)  # the same bytes without a copy where the filesystem allows
+    except OSError:
+        shutil.copyfile(origin, target)
 
 
 def _build_wheel(interpreter: Interpreter, pkg: dict[str, Any], path: Path, wheels: Path) -> Path:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from typing import Any
 
@@ -72,6 +73,23 @@ def classify(dist: dict[str, Any]) -> dict[str, Any]:
     return source
 
 
+def find_local_wheel(pkg: dict[str, Any], find_links: list[str]) -> None:
+    """Where a distribution with a local version label (``torch==2.13.0+cpu``) can be fetched again: the wheel
+    of that very name and version in one of pip's find-links folders on this machine (``found_in``, and
+    ``wheel``, the path freeze gives it beside the lock). No public index has the label.
+    """
+    prefix = (re.sub(r"[-_.]+", "_", pkg["name"]) + "-" + pkg["version"] + "-").lower()
+    for folder in find_links:
+        path = _file_path(folder)
+        try:
+            found = sorted(f for f in os.listdir(path) if f.lower().startswith(prefix) and f.endswith(".whl"))
+        except OSError:
+            continue
+        if found:
+            pkg["source"].update(found_in=path, wheel=f"wheels/{found[0]}")
+            return
+
+
 def _file_path(url: str) -> str:
     return re.sub(r"^file://", "", url)
 
@@ -99,6 +117,9 @@ def build_lock(doc: dict[str, Any], *, kernel: str | None, created_at: float, ho
         )
     _check_duplicates(packages)
     pip_settings = doc.get("pip", {}).get("settings", {})
+    for pkg in packages:
+        if pkg["source"]["kind"] == "index" and "+" in pkg["version"]:
+            find_local_wheel(pkg, pip_settings.get("find-links", []))
     torch = doc.get("torch") or None
     lock: dict[str, Any] = {
         "schema": LOCK_SCHEMA,

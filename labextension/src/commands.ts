@@ -1,5 +1,6 @@
 import { JupyterFrontEnd } from '@jupyterlab/application';
 import { Notification } from '@jupyterlab/apputils';
+import { TranslationBundle } from '@jupyterlab/translation';
 
 import { artifactName } from './artifacts';
 import { askPromote, IPromoteChoice } from './dialog';
@@ -7,11 +8,6 @@ import { FieldError, fieldOfSubject, toRequest } from './form';
 import { JobsModel } from './jobs';
 import { PromoteRequestError } from './request';
 import { IArtifact, IJobDetail } from './tokens';
-
-export const CommandIDs = {
-  promote: 'jupyter-promote:promote-notebook',
-  showJobs: 'jupyter-promote:show-jobs'
-};
 
 /**
  * Promote a notebook: the dialog, then `POST jobs`. A refused request opens the dialog again with
@@ -21,12 +17,13 @@ export async function promoteNotebook(
   path: string,
   model: JobsModel,
   defaultTarget: string,
-  show: (id: string) => void
+  show: (id: string) => void,
+  trans: TranslationBundle
 ): Promise<string | null> {
   let previous: IPromoteChoice | null = null;
   let errors: Record<string, string> = {};
   for (;;) {
-    const choice: IPromoteChoice | null = await askPromote(model.service, path, previous, defaultTarget, errors);
+    const choice: IPromoteChoice | null = await askPromote(model.service, trans, path, previous, defaultTarget, errors);
     if (choice === null) {
       return null;
     }
@@ -43,7 +40,7 @@ export async function promoteNotebook(
       } else if (error instanceof PromoteRequestError) {
         errors = { [fieldOfSubject(error.subject, error.message) ?? '']: error.message };
       } else {
-        Notification.error(`Promote ${path}: ${(error as Error).message}`);
+        Notification.error(trans.__('Promote %1: %2', path, (error as Error).message));
         return null;
       }
       continue;
@@ -52,7 +49,9 @@ export async function promoteNotebook(
     const ids = submitted.ids ?? [submitted.id];
     show(submitted.id);
     Notification.info(
-      ids.length > 1 ? `Promoted ${path}: a sweep of ${ids.length} jobs on ${target}` : `Promoted ${path} to ${target}`,
+      ids.length > 1
+        ? trans.__('Promoted %1: a sweep of %2 jobs on %3', path, ids.length, target)
+        : trans.__('Promoted %1 to %2', path, target),
       { autoClose: 4000 }
     );
     await Promise.all(ids.map(id => model.add(id))).catch(reason =>
@@ -63,9 +62,16 @@ export async function promoteNotebook(
 }
 
 /** Copy a job's output notebook next to its source notebook and open it. */
-export async function openOutput(app: JupyterFrontEnd, model: JobsModel, detail: IJobDetail): Promise<void> {
+export async function openOutput(
+  app: JupyterFrontEnd,
+  model: JobsModel,
+  detail: IJobDetail,
+  trans: TranslationBundle
+): Promise<void> {
   if (!detail.notebook_path) {
-    Notification.warning(`Job ${detail.id}: its notebook is outside the server's root; the output is in ${detail.run_dir}`);
+    Notification.warning(
+      trans.__("Job %1: its notebook is outside the server's root; the output is in %2", detail.id, detail.run_dir)
+    );
     return;
   }
   try {
@@ -75,7 +81,7 @@ export async function openOutput(app: JupyterFrontEnd, model: JobsModel, detail:
     await app.serviceManager.contents.save(path, { type: 'notebook', format: 'json', content });
     await app.commands.execute('docmanager:open', { path });
   } catch (error) {
-    Notification.error(`Job ${detail.id}: cannot open its output: ${(error as Error).message}`);
+    Notification.error(trans.__('Job %1: cannot open its output: %2', detail.id, (error as Error).message));
   }
 }
 
@@ -83,12 +89,17 @@ export async function openOutput(app: JupyterFrontEnd, model: JobsModel, detail:
  * Download one of a job's artifacts: fetched with the server connection's credentials (token or
  * cookie, whichever the server uses), then saved through an object URL under its own name.
  */
-export async function downloadArtifact(model: JobsModel, id: string, artifact: IArtifact): Promise<void> {
+export async function downloadArtifact(
+  model: JobsModel,
+  id: string,
+  artifact: IArtifact,
+  trans: TranslationBundle
+): Promise<void> {
   let blob: Blob;
   try {
     blob = await model.service.artifact(id, artifact.path);
   } catch (error) {
-    Notification.error(`Job ${id}: cannot download ${artifact.path}: ${(error as Error).message}`);
+    Notification.error(trans.__('Job %1: cannot download %2: %3', id, artifact.path, (error as Error).message));
     return;
   }
   const url = URL.createObjectURL(blob);

@@ -1,8 +1,10 @@
 import { Dialog, showDialog } from '@jupyterlab/apputils';
+import { TranslationBundle } from '@jupyterlab/translation';
 import { ReactWidget } from '@jupyterlab/ui-components';
 import * as React from 'react';
 
 import { emptyForm, IPromoteForm, kernelChoice, kernelOptions, requestedGpus } from './form';
+import { TranslationContext, useTranslation } from './i18n';
 import { parameterText } from './model';
 import { EnvironmentCard, PreflightChecks, usePreview } from './preview';
 import { PromoteService } from './service';
@@ -49,6 +51,7 @@ function withDefaults(values: Record<string, string>, parameters: IParameter[]):
  * monitor, sweep, kernel and environment.
  */
 function PromoteFormView(props: IFormProps): JSX.Element {
+  const trans = useTranslation();
   const [form, setForm] = React.useState<IPromoteForm>(props.initial.form);
   const [targets, setTargets] = React.useState<ITarget[] | null>(null);
   const [problem, setProblem] = React.useState<string | null>(null);
@@ -68,7 +71,7 @@ function PromoteFormView(props: IFormProps): JSX.Element {
             : { ...f, target: found.find(t => t.available)?.name ?? f.target }
         );
       })
-      .catch(e => setProblem(`targets: ${e.message}`));
+      .catch(e => setProblem(trans.__('targets: %1', e.message)));
   }, []);
   React.useEffect(() => {
     if (preview) {
@@ -100,19 +103,19 @@ function PromoteFormView(props: IFormProps): JSX.Element {
         </div>
       )}
       <fieldset>
-        <legend>Target</legend>
+        <legend>{trans.__('Target')}</legend>
         <label>
-          Run on
+          {trans.__('Run on')}
           <select
             className="jp-mod-styled jp-Promote-target"
-            aria-label="Target"
+            aria-label={trans.__('Target')}
             value={form.target}
             onChange={e => update({ target: e.target.value })}
           >
             {(targets ?? [{ name: form.target, display_name: form.target, available: true, reason: null }]).map(t => (
               <option key={t.name} value={t.name} disabled={!t.available} title={t.reason ?? ''}>
                 {t.display_name}
-                {t.available ? '' : ` (unavailable: ${t.reason})`}
+                {t.available ? '' : trans.__(' (unavailable: %1)', t.reason ?? '')}
               </option>
             ))}
           </select>
@@ -121,18 +124,18 @@ function PromoteFormView(props: IFormProps): JSX.Element {
       </fieldset>
 
       <fieldset className="jp-Promote-parameters">
-        <legend>Parameters</legend>
-        {preview === null && <div className="jp-Promote-muted">reading the notebook…</div>}
+        <legend>{trans.__('Parameters')}</legend>
+        {preview === null && <div className="jp-Promote-muted">{trans.__('reading the notebook…')}</div>}
         {preview !== null && preview.parameters.length === 0 && (
-          <div className="jp-Promote-muted">no cell tagged "parameters"</div>
+          <div className="jp-Promote-muted">{trans.__('no cell tagged "parameters"')}</div>
         )}
         {preview?.parameters.map(p => (
           <div key={p.name}>
-            <label title={p.help || `default: ${p.default}`}>
+            <label title={p.help || trans.__('default: %1', p.default)}>
               <code>{p.name}</code> <span className="jp-Promote-muted">{p.type}</span>
               <input
                 className="jp-mod-styled"
-                aria-label={`Parameter ${p.name}`}
+                aria-label={trans.__('Parameter %1', p.name)}
                 data-parameter={p.name}
                 value={form.parameters[p.name] ?? ''}
                 onChange={e => update({ parameters: { ...form.parameters, [p.name]: e.target.value } })}
@@ -144,14 +147,21 @@ function PromoteFormView(props: IFormProps): JSX.Element {
       </fieldset>
 
       <fieldset className="jp-Promote-resources">
-        <legend>Resources</legend>
+        <legend>{trans.__('Resources')}</legend>
         {(['cpus', 'memory', 'gpus', 'time'] as const).map(name => (
           <div key={name}>
             <label title={target?.options_schema?.properties?.[name]?.description ?? ''}>
-              {{ cpus: 'CPUs', memory: 'Memory', gpus: 'GPUs', time: 'Time limit' }[name]}
+              {
+                {
+                  cpus: trans.__('CPUs'),
+                  memory: trans.__('Memory'),
+                  gpus: trans.__('GPUs'),
+                  time: trans.__('Time limit')
+                }[name]
+              }
               <input
                 className="jp-mod-styled"
-                aria-label={`Resource ${name}`}
+                aria-label={trans.__('Resource %1', name)}
                 placeholder={{ cpus: '1', memory: '4G', gpus: '0', time: '2h' }[name]}
                 disabled={target !== undefined && offered.size > 0 && !offered.has(name)}
                 value={form.resources[name]}
@@ -165,12 +175,12 @@ function PromoteFormView(props: IFormProps): JSX.Element {
       </fieldset>
 
       <fieldset>
-        <legend>Monitoring</legend>
+        <legend>{trans.__('Monitoring')}</legend>
         <label>
-          Stall timeout (s)
+          {trans.__('Stall timeout (s)')}
           <input
             className="jp-mod-styled"
-            aria-label="Stall timeout in seconds"
+            aria-label={trans.__('Stall timeout in seconds')}
             placeholder="600"
             value={form.monitor.stall_timeout_s}
             onChange={e => update({ monitor: { ...form.monitor, stall_timeout_s: e.target.value } })}
@@ -178,47 +188,49 @@ function PromoteFormView(props: IFormProps): JSX.Element {
         </label>
         <FieldError errors={errors} field="monitor.stall_timeout_s" />
         <label>
-          On NaN/Inf
+          {trans.__('On NaN/Inf')}
           <select
             className="jp-mod-styled"
-            aria-label="Action on NaN"
+            aria-label={trans.__('Action on NaN')}
             value={form.monitor.nan_action}
-            onChange={e => update({ monitor: { ...form.monitor, nan_action: e.target.value as '' | 'fail' | 'alert' } })}
+            onChange={e =>
+              update({ monitor: { ...form.monitor, nan_action: e.target.value as '' | 'fail' | 'alert' } })
+            }
           >
-            <option value="">the server's default</option>
-            <option value="fail">fail the job</option>
-            <option value="alert">alert and go on</option>
+            <option value="">{trans.__("the server's default")}</option>
+            <option value="fail">{trans.__('fail the job')}</option>
+            <option value="alert">{trans.__('alert and go on')}</option>
           </select>
         </label>
         <FieldError errors={errors} field="monitor" />
         <label className="jp-Promote-checkbox">
           <input
             type="checkbox"
-            aria-label="Deterministic"
+            aria-label={trans.__('Deterministic')}
             checked={form.deterministic}
             onChange={e => update({ deterministic: e.target.checked })}
           />
-          Deterministic (seed, deterministic algorithms)
+          {trans.__('Deterministic (seed, deterministic algorithms)')}
         </label>
       </fieldset>
 
       <fieldset>
-        <legend>Sweep (optional)</legend>
+        <legend>{trans.__('Sweep (optional)')}</legend>
         <textarea
           className="jp-mod-styled"
-          aria-label="Sweep values"
-          placeholder={'one line per parameter, e.g.\nlr = 0.1, 0.01\nseed = 0, 1'}
+          aria-label={trans.__('Sweep values')}
+          placeholder={trans.__('one line per parameter, e.g.\nlr = 0.1, 0.01\nseed = 0, 1')}
           rows={2}
           value={form.sweep}
           onChange={e => update({ sweep: e.target.value })}
         />
         <FieldError errors={errors} field="sweep" />
         <label>
-          At most running at once
+          {trans.__('At most running at once')}
           <input
             className="jp-mod-styled"
-            aria-label="Sweep parallelism"
-            placeholder="all"
+            aria-label={trans.__('Sweep parallelism')}
+            placeholder={trans.__('all')}
             value={form.maxParallel}
             onChange={e => update({ maxParallel: e.target.value })}
           />
@@ -227,12 +239,12 @@ function PromoteFormView(props: IFormProps): JSX.Element {
       </fieldset>
 
       <fieldset className="jp-Promote-environment">
-        <legend>Environment</legend>
+        <legend>{trans.__('Environment')}</legend>
         <label>
-          Kernel
+          {trans.__('Kernel')}
           <select
             className="jp-mod-styled jp-Promote-kernel"
-            aria-label="Kernel"
+            aria-label={trans.__('Kernel')}
             value={kernel}
             disabled={preview === null}
             onChange={e => update({ kernel: kernelChoice(e.target.value, ownKernel) })}
@@ -240,7 +252,7 @@ function PromoteFormView(props: IFormProps): JSX.Element {
             {kernelOptions(preview?.kernels ?? [], ownKernel, kernel).map(k => (
               <option key={k.name} value={k.name}>
                 {k.display_name}
-                {k.name === ownKernel ? " (the notebook's)" : ''}
+                {k.name === ownKernel ? trans.__(" (the notebook's)") : ''}
               </option>
             ))}
           </select>
@@ -258,7 +270,10 @@ function PromoteFormView(props: IFormProps): JSX.Element {
 }
 
 class PromoteBody extends ReactWidget implements Dialog.IBodyWidget<IPromoteChoice> {
-  constructor(private readonly props: Omit<IFormProps, 'onChange'>) {
+  constructor(
+    private readonly props: Omit<IFormProps, 'onChange'>,
+    private readonly trans: TranslationBundle
+  ) {
     super();
     this.addClass('jp-Promote-dialog');
     this._choice = props.initial;
@@ -269,7 +284,11 @@ class PromoteBody extends ReactWidget implements Dialog.IBodyWidget<IPromoteChoi
   }
 
   render(): JSX.Element {
-    return <PromoteFormView {...this.props} onChange={choice => (this._choice = choice)} />;
+    return (
+      <TranslationContext.Provider value={this.trans}>
+        <PromoteFormView {...this.props} onChange={choice => (this._choice = choice)} />
+      </TranslationContext.Provider>
+    );
   }
 
   private _choice: IPromoteChoice;
@@ -278,21 +297,25 @@ class PromoteBody extends ReactWidget implements Dialog.IBodyWidget<IPromoteChoi
 /** Show the dialog, filled with the previous choice if any; resolves to the person's choice, or null when they cancel. */
 export async function askPromote(
   service: PromoteService,
+  trans: TranslationBundle,
   notebook: string,
   previous: IPromoteChoice | null,
   defaultTarget: string,
   errors: Record<string, string> = {}
 ): Promise<IPromoteChoice | null> {
-  const body = new PromoteBody({
-    service,
-    notebook,
-    initial: previous ?? { form: emptyForm(defaultTarget), preview: null, ownKernel: null },
-    errors
-  });
+  const body = new PromoteBody(
+    {
+      service,
+      notebook,
+      initial: previous ?? { form: emptyForm(defaultTarget), preview: null, ownKernel: null },
+      errors
+    },
+    trans
+  );
   const result = await showDialog({
-    title: `Promote ${notebook.split('/').pop()} to cluster`,
+    title: trans.__('Promote %1 to cluster', notebook.split('/').pop() ?? notebook),
     body,
-    buttons: [Dialog.cancelButton(), Dialog.okButton({ label: 'Promote', ariaLabel: 'Promote' })],
+    buttons: [Dialog.cancelButton(), Dialog.okButton({ label: trans.__('Promote'), ariaLabel: trans.__('Promote') })],
     focusNodeSelector: 'select'
   });
   return result.button.accept ? result.value : null;

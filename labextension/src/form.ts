@@ -91,11 +91,7 @@ export function parseSweep(text: string, parameters: IParameter[]): Record<strin
 }
 
 /** The `POST jobs` body for a form; a value that cannot be sent raises a FieldError naming its field. */
-export function toRequest(
-  notebook: string,
-  form: IPromoteForm,
-  parameters: IParameter[]
-): IPromoteRequest {
+export function toRequest(notebook: string, form: IPromoteForm, parameters: IParameter[]): IPromoteRequest {
   const request: IPromoteRequest = { notebook, target: form.target };
   if (form.kernel) {
     request.kernel = form.kernel;

@@ -1,21 +1,26 @@
-import {
-  ILayoutRestorer,
-  JupyterFrontEnd,
-  JupyterFrontEndPlugin
-} from '@jupyterlab/application';
+import { ILayoutRestorer, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import { ICommandPalette, Notification, ToolbarButton } from '@jupyterlab/apputils';
 import { IFileBrowserFactory } from '@jupyterlab/filebrowser';
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
+import { ITranslator, nullTranslator, TranslationBundle } from '@jupyterlab/translation';
 
-import { CommandIDs, downloadArtifact, openOutput, promoteNotebook } from './commands';
 import { promoteIcon } from './icon';
+// eslint-disable-next-line jupyter/prefer-lazy-imports -- activation needs it at once: the model follows job events from the start, to notify
 import { JobsModel } from './jobs';
 import { PromoteRequestError } from './request';
+// eslint-disable-next-line jupyter/prefer-lazy-imports -- activation needs it at once: the model reads the jobs through it
 import { PromoteService } from './service';
+// eslint-disable-next-line jupyter/prefer-lazy-imports -- activation needs it at once: the sidebar is added to the shell and restored
 import { JobsPanel } from './sidebar/panel';
 
 const PLUGIN_ID = 'jupyter-promote:plugin';
+
+/** The extension's commands. */
+const CommandIDs = {
+  promote: 'jupyter-promote:promote-notebook',
+  showJobs: 'jupyter-promote:show-jobs'
+};
 
 /**
  * jupyter-promote in JupyterLab: the "Promote to cluster" button (notebook toolbar, command palette,
@@ -26,36 +31,40 @@ const plugin: JupyterFrontEndPlugin<void> = {
   description: 'Promote a notebook to a cluster job that behaves the same way.',
   autoStart: true,
   requires: [INotebookTracker],
-  optional: [ICommandPalette, IFileBrowserFactory, ILayoutRestorer, ISettingRegistry],
+  optional: [ICommandPalette, IFileBrowserFactory, ILayoutRestorer, ISettingRegistry, ITranslator],
   activate: (
     app: JupyterFrontEnd,
     notebooks: INotebookTracker,
     palette: ICommandPalette | null,
     browsers: IFileBrowserFactory | null,
     restorer: ILayoutRestorer | null,
-    settingRegistry: ISettingRegistry | null
+    settingRegistry: ISettingRegistry | null,
+    translator: ITranslator | null
   ) => {
+    translator = translator ?? nullTranslator;
+    const trans = translator.load('jupyter_promote');
     const service = new PromoteService(app.serviceManager.serverSettings);
     const model = new JobsModel(service, app.serviceManager.events);
     let defaultTarget = 'local';
 
-    const panel = new JobsPanel(model, {
+    const panel = new JobsPanel(model, trans, {
       cancel: async id => {
-        await service.cancel(id).catch(reportError(`cancel job ${id}`));
+        await service.cancel(id).catch(reportError(trans, trans.__('cancel job %1', id)));
         await model.catchUp(id);
       },
       rerun: async id => {
-        const again = await service.rerun(id).catch(reportError(`rerun job ${id}`));
+        const again = await service.rerun(id).catch(reportError(trans, trans.__('rerun job %1', id)));
         if (again) {
           await model.add(again.id);
           panel.open(again.id);
         }
       },
-      openOutput: detail => openOutput(app, model, detail),
-      downloadArtifact: (id, artifact) => downloadArtifact(model, id, artifact)
+      openOutput: async detail => (await import('./commands')).openOutput(app, model, detail, trans),
+      downloadArtifact: async (id, artifact) =>
+        (await import('./commands')).downloadArtifact(model, id, artifact, trans)
     });
     panel.title.icon = promoteIcon;
-    panel.title.caption = 'Promoted jobs';
+    panel.title.caption = trans.__('Promoted jobs');
     app.shell.add(panel, 'right', { rank: 900 });
     restorer?.add(panel, 'jupyter-promote-jobs');
 
@@ -66,20 +75,31 @@ const plugin: JupyterFrontEndPlugin<void> = {
 
     model.news.connect((_, news) => {
       const name = news.view.record.notebook.split('/').pop();
-      const actions = [{ label: 'Show', callback: () => show(news.view.id) }];
+      const actions = [{ label: trans.__('Show'), callback: () => show(news.view.id) }];
       if (news.kind === 'alert') {
-        Notification.warning(`${name}: ${news.event.kind} alert: ${news.event.message}`, { actions, autoClose: 8000 });
+        Notification.warning(trans.__('%1: %2 alert: %3', name, news.event.kind, news.event.message), {
+          actions,
+          autoClose: 8000
+        });
       } else if (news.view.state === 'succeeded') {
-        Notification.success(`${name} succeeded on ${news.view.record.target}`, { actions, autoClose: 6000 });
+        Notification.success(trans.__('%1 succeeded on %2', name, news.view.record.target), {
+          actions,
+          autoClose: 6000
+        });
       } else if (news.view.state === 'failed') {
-        Notification.error(`${name} failed: ${news.view.reason ?? ''} ${news.view.message ?? ''}`.trim(), { actions, autoClose: false });
+        Notification.error(trans.__('%1 failed: %2 %3', name, news.view.reason ?? '', news.view.message ?? '').trim(), {
+          actions,
+          autoClose: false
+        });
       } else {
-        Notification.info(`${name} was cancelled`, { actions, autoClose: 4000 });
+        Notification.info(trans.__('%1 was cancelled', name), { actions, autoClose: 4000 });
       }
     });
     model.refresh().catch(reason => {
       console.error(`jupyter-promote: the server extension did not answer: ${reason}`);
-      Notification.error(`jupyter-promote: the server extension did not answer (${(reason as Error).message})`);
+      Notification.error(
+        trans.__('jupyter-promote: the server extension did not answer (%1)', (reason as Error).message)
+      );
     });
 
     /** The notebook the command is about: its argument, else the file browser's selection, else the current notebook. */
@@ -97,8 +117,27 @@ const plugin: JupyterFrontEndPlugin<void> = {
     };
 
     app.commands.addCommand(CommandIDs.promote, {
-      label: args => (args.isPalette ? 'Promote Notebook to Cluster' : 'Promote to cluster'),
-      caption: 'Run this notebook as a monitored cluster job with its frozen environment',
+      label: args => (args.isPalette ? trans.__('Promote Notebook to Cluster') : trans.__('Promote to cluster')),
+      caption: trans.__('Run this notebook as a monitored cluster job with its frozen environment'),
+      describedBy: {
+        args: {
+          type: 'object',
+          properties: {
+            path: {
+              type: 'string',
+              description: trans.__('The notebook to promote (default: the selected or current notebook)')
+            },
+            fromBrowser: {
+              type: 'boolean',
+              description: trans.__("Whether to promote the file browser's selected notebook")
+            },
+            isPalette: {
+              type: 'boolean',
+              description: trans.__('Whether the command is shown in the command palette (its label)')
+            }
+          }
+        }
+      },
       icon: args => (args.isPalette ? undefined : promoteIcon),
       isEnabled: args => notebookPath(args) !== null,
       execute: async args => {
@@ -110,15 +149,18 @@ const plugin: JupyterFrontEndPlugin<void> = {
         if (widget?.context.model.dirty) {
           await widget.context.save(); // the job runs what is saved, and its baseline is the saved outputs
         }
-        return promoteNotebook(path, model, defaultTarget, id => show(id));
+        const { promoteNotebook } = await import('./commands');
+        return promoteNotebook(path, model, defaultTarget, id => show(id), trans);
       }
     });
     app.commands.addCommand(CommandIDs.showJobs, {
-      label: 'Show Promoted Jobs',
+      label: trans.__('Show Promoted Jobs'),
+      describedBy: { args: { type: 'object', properties: {} } },
       execute: () => show(null)
     });
-    palette?.addItem({ command: CommandIDs.promote, category: 'Promote', args: { isPalette: true } });
-    palette?.addItem({ command: CommandIDs.showJobs, category: 'Promote' });
+    const category = trans.__('Promote');
+    palette?.addItem({ command: CommandIDs.promote, category, args: { isPalette: true } });
+    palette?.addItem({ command: CommandIDs.showJobs, category });
     app.contextMenu.addItem({
       command: CommandIDs.promote,
       args: { fromBrowser: true },
@@ -129,8 +171,8 @@ const plugin: JupyterFrontEndPlugin<void> = {
       createNew: (notebook: NotebookPanel) => {
         const button = new ToolbarButton({
           icon: promoteIcon,
-          label: 'Promote',
-          tooltip: 'Promote to cluster',
+          label: trans.__('Promote'),
+          tooltip: trans.__('Promote to cluster'),
           onClick: () => void app.commands.execute(CommandIDs.promote, { path: notebook.context.path })
         });
         if (!notebook.toolbar.insertAfter('cellType', 'promote', button)) {
@@ -156,10 +198,11 @@ const plugin: JupyterFrontEndPlugin<void> = {
   }
 };
 
-function reportError(what: string): (error: unknown) => undefined {
+/** A rejection handler that says what failed, and why, in a notification. */
+function reportError(trans: TranslationBundle, what: string): (error: unknown) => undefined {
   return error => {
     const message = error instanceof PromoteRequestError ? error.message : String(error);
-    Notification.error(`${what}: ${message}`);
+    Notification.error(trans.__('%1: %2', what, message));
     return undefined;
   };
 }

@@ -2,16 +2,7 @@ import { Event } from '@jupyterlab/services';
 import { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
 
-import {
-  foldEvents,
-  hasGap,
-  IJobEvent,
-  IJobRecord,
-  IJobView,
-  isFinal,
-  viewOf,
-  withRecord
-} from './model';
+import { foldEvents, hasGap, IJobEvent, IJobRecord, IJobView, isFinal, viewOf, withRecord } from './model';
 import { PromoteService } from './service';
 import { IJobEventsMessage, JOB_EVENTS_SCHEMA } from './tokens';
 
@@ -131,9 +122,7 @@ export class JobsModel implements IDisposable {
       return; // before the first refresh, the refresh itself catches up
     }
     const message = emission as unknown as IJobEventsMessage;
-    void this._receive(message).catch(reason =>
-      console.error(`jupyter-promote: job ${message.job}: ${reason}`)
-    );
+    void this._receive(message).catch(reason => console.error(`jupyter-promote: job ${message.job}: ${reason}`));
   }
 
   private async _receive(message: IJobEventsMessage): Promise<void> {
@@ -190,7 +179,9 @@ export class JobsModel implements IDisposable {
 
   /** Live jobs not heard from for a while (the bus down, or a job ended by the server's reconciliation). */
   private async _catchUpLive(): Promise<void> {
-    const quiet = this.views.filter(v => !isFinal(v.state) && Date.now() - (this._heardAt.get(v.id) ?? 0) >= CATCH_UP_MS);
+    const quiet = this.views.filter(
+      v => !isFinal(v.state) && Date.now() - (this._heardAt.get(v.id) ?? 0) >= CATCH_UP_MS
+    );
     await Promise.all(
       quiet.map(async v => {
         await this.catchUp(v.id, true).catch(() => undefined);

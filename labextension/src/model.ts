@@ -4,30 +4,11 @@
  * them directly; the same rules as `jupyter_promote/events/fold.py` on the server.
  */
 
-export type JobState =
-  | 'pending'
-  | 'building'
-  | 'queued'
-  | 'running'
-  | 'succeeded'
-  | 'failed'
-  | 'cancelled';
+export type JobState = 'pending' | 'building' | 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
 
-export const JOB_STATES: JobState[] = [
-  'pending',
-  'building',
-  'queued',
-  'running',
-  'succeeded',
-  'failed',
-  'cancelled'
-];
+export const JOB_STATES: JobState[] = ['pending', 'building', 'queued', 'running', 'succeeded', 'failed', 'cancelled'];
 
-const FINAL_STATES: ReadonlySet<string> = new Set([
-  'succeeded',
-  'failed',
-  'cancelled'
-]);
+const FINAL_STATES: ReadonlySet<string> = new Set(['succeeded', 'failed', 'cancelled']);
 
 /** Whether a job in this state will never change again. */
 export function isFinal(state: string): boolean {
@@ -76,13 +57,7 @@ export interface IJobRecord {
 }
 
 /** The stages a person sees on a job's timeline, in the order they happen. */
-export type StageName =
-  | 'freezing'
-  | 'building'
-  | 'pushing'
-  | 'queued'
-  | 'running'
-  | 'finished';
+export type StageName = 'freezing' | 'building' | 'pushing' | 'queued' | 'running' | 'finished';
 
 export interface IStage {
   name: StageName;
@@ -421,10 +396,14 @@ export function parameterText(type: string, value: unknown): string {
 /** What an alert means and where to look first, by its kind. */
 export const ALERT_EXPLANATIONS: Record<string, string> = {
   nan: 'A loss or gradient became NaN or Inf. Usual causes: a learning rate too high, a bad batch, fp16 overflow, or a different library version than the notebook used.',
-  stall: 'No optimizer step and no cell progress for the stall timeout: a deadlock, a hung data loader or collective, or a wait on I/O. The Python stacks were saved in the run directory.',
-  throughput_drop: 'Steps per second fell well below this run\'s own baseline: contention from neighbours, thermal throttling, swapping, or a slower data path.',
-  memory: 'GPU memory is under pressure or fragmented: the next larger allocation may fail. Try a smaller batch, or PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True.',
-  nondeterministic_op: 'An operation has no deterministic implementation: replicas of this job may differ even with the same seed.',
+  stall:
+    'No optimizer step and no cell progress for the stall timeout: a deadlock, a hung data loader or collective, or a wait on I/O. The Python stacks were saved in the run directory.',
+  throughput_drop:
+    "Steps per second fell well below this run's own baseline: contention from neighbours, thermal throttling, swapping, or a slower data path.",
+  memory:
+    'GPU memory is under pressure or fragmented: the next larger allocation may fail. Try a smaller batch, or PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True.',
+  nondeterministic_op:
+    'An operation has no deterministic implementation: replicas of this job may differ even with the same seed.',
   kernel_start: 'The kernel died before its first reply and was started again (an overloaded or memory-starved node).'
 };
 

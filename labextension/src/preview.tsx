@@ -5,6 +5,7 @@
 
 import * as React from 'react';
 
+import { useTranslation } from './i18n';
 import { PromoteService } from './service';
 import { IFreezePreview } from './tokens';
 
@@ -33,6 +34,7 @@ export function usePreview(
   gpus: number | undefined,
   initial: { preview: IFreezePreview | null; own: string | null }
 ): IPreviewState {
+  const trans = useTranslation();
   const [state, setState] = React.useState<IPreviewState>({
     ...initial,
     loading: initial.preview === null,
@@ -61,7 +63,7 @@ export function usePreview(
           },
           error => {
             if (latest.current === ask) {
-              setState(s => ({ ...s, loading: false, problem: `environment: ${(error as Error).message}` }));
+              setState(s => ({ ...s, loading: false, problem: trans.__('environment: %1', (error as Error).message) }));
             }
           }
         );
@@ -75,6 +77,7 @@ export function usePreview(
 
 /** The pre-flight findings: what will differ on the cluster, one line each; they never block the Promote button. */
 export function PreflightChecks(props: { preview: IFreezePreview | null; loading: boolean }): JSX.Element | null {
+  const trans = useTranslation();
   const { preview, loading } = props;
   const findings = preview?.check?.findings;
   if (preview !== null && findings === undefined) {
@@ -85,15 +88,15 @@ export function PreflightChecks(props: { preview: IFreezePreview | null; loading
       <div
         className="jp-Promote-checks jp-Promote-checks-empty jp-Promote-muted"
         role="status"
-        aria-label="Pre-flight checks"
+        aria-label={trans.__('Pre-flight checks')}
       >
-        {preview === null || loading ? 'pre-flight: checking…' : 'pre-flight: nothing to report'}
+        {preview === null || loading ? trans.__('pre-flight: checking…') : trans.__('pre-flight: nothing to report')}
       </div>
     );
   }
   return (
-    <section className="jp-Promote-checks" role="status" aria-label="Pre-flight checks" aria-busy={loading}>
-      <div className="jp-Promote-checksTitle">What will differ on the cluster ({findings.length})</div>
+    <section className="jp-Promote-checks" role="status" aria-label={trans.__('Pre-flight checks')} aria-busy={loading}>
+      <div className="jp-Promote-checksTitle">{trans.__('What will differ on the cluster (%1)', findings.length)}</div>
       <ul>
         {findings.map((finding, i) => (
           <li key={i} data-kind={finding.kind} data-cell={finding.cell ?? ''}>
@@ -107,20 +110,22 @@ export function PreflightChecks(props: { preview: IFreezePreview | null; loading
 
 /** The frozen environment a person compares at a glance, and the image it needs. */
 export function EnvironmentCard(props: { preview: IFreezePreview | null; loading: boolean }): JSX.Element {
+  const trans = useTranslation();
   const { preview } = props;
+  const freezing = trans.__("freezing the kernel's environment…");
   if (preview === null) {
-    return <div className="jp-Promote-muted">freezing the kernel's environment…</div>;
+    return <div className="jp-Promote-muted">{freezing}</div>;
   }
   return (
     <>
-      {props.loading && <div className="jp-Promote-muted">freezing the kernel's environment…</div>}
+      {props.loading && <div className="jp-Promote-muted">{freezing}</div>}
       <dl aria-busy={props.loading} className={props.loading ? 'jp-Promote-stale' : ''}>
-        <dt>Python</dt>
+        <dt>{trans.__('Python')}</dt>
         <dd>{preview.environment.python}</dd>
-        <dt>torch</dt>
+        <dt>{trans.__('torch')}</dt>
         <dd>
-          {preview.environment.torch ?? 'not installed'}
-          {preview.environment.cuda ? ` · CUDA ${preview.environment.cuda}` : ''}
+          {preview.environment.torch ?? trans.__('not installed')}
+          {preview.environment.cuda ? trans.__(' · CUDA %1', preview.environment.cuda) : ''}
         </dd>
         {Object.entries(preview.environment.key_packages)
           .filter(([name]) => name !== 'torch')
@@ -130,13 +135,17 @@ export function EnvironmentCard(props: { preview: IFreezePreview | null; loading
               <dd>{version}</dd>
             </React.Fragment>
           ))}
-        <dt>packages</dt>
+        <dt>{trans.__('packages')}</dt>
         <dd>{preview.environment.packages}</dd>
-        <dt>image</dt>
+        <dt>{trans.__('image')}</dt>
         <dd className="jp-Promote-image">
           {preview.image
-            ? `${preview.image.tag} (${preview.image.exists ? 'exists' : 'will be built'})`
-            : `none needed here${preview.image_error ? ` (${preview.image_error})` : ''}`}
+            ? preview.image.exists
+              ? trans.__('%1 (exists)', preview.image.tag)
+              : trans.__('%1 (will be built)', preview.image.tag)
+            : preview.image_error
+              ? trans.__('none needed here (%1)', preview.image_error)
+              : trans.__('none needed here')}
         </dd>
       </dl>
     </>

@@ -1,6 +1,7 @@
 import * as React from 'react';
 
 import { artifactName, formatSize } from '../artifacts';
+import { useTranslation } from '../i18n';
 import { IArtifact } from '../model';
 
 /**
@@ -13,6 +14,7 @@ export function Artifacts(props: {
   href: (path: string) => string;
   onDownload: (artifact: IArtifact) => Promise<void>;
 }): JSX.Element {
+  const trans = useTranslation();
   const [busy, setBusy] = React.useState<string | null>(null);
   const download = async (artifact: IArtifact) => {
     setBusy(artifact.path);
@@ -23,12 +25,12 @@ export function Artifacts(props: {
     }
   };
   return (
-    <section aria-label="Artifacts" className="jp-Promote-artifacts" data-testid="jp-Promote-artifacts">
-      <h4>Artifacts</h4>
+    <section aria-label={trans.__('Artifacts')} className="jp-Promote-artifacts" data-testid="jp-Promote-artifacts">
+      <h4>{trans.__('Artifacts')}</h4>
       {props.artifacts === null ? (
         <div className="jp-Promote-muted">…</div>
       ) : props.artifacts.length === 0 ? (
-        <div className="jp-Promote-muted">No artifacts</div>
+        <div className="jp-Promote-muted">{trans.__('No artifacts')}</div>
       ) : (
         <ul>
           {props.artifacts.map(artifact => (
@@ -36,7 +38,7 @@ export function Artifacts(props: {
               <a
                 href={props.href(artifact.path)}
                 download={artifactName(artifact.path)}
-                aria-label={`Download ${artifact.path}`}
+                aria-label={trans.__('Download %1', artifact.path)}
                 aria-busy={busy === artifact.path}
                 onClick={event => {
                   event.preventDefault();

@@ -8,7 +8,13 @@ export interface IChartSeries {
   points: IPoint[];
 }
 
-const COLOURS = ['--jp-brand-color1', '--jp-warn-color1', '--jp-success-color1', '--jp-error-color1', '--jp-info-color1'];
+const COLOURS = [
+  '--jp-brand-color1',
+  '--jp-warn-color1',
+  '--jp-success-color1',
+  '--jp-error-color1',
+  '--jp-info-color1'
+];
 
 function cssVar(name: string, fallback: string): string {
   return getComputedStyle(document.body).getPropertyValue(name).trim() || fallback;

@@ -1,6 +1,7 @@
 import * as React from 'react';
 
 import { artifactsToShow } from '../artifacts';
+import { useTranslation } from '../i18n';
 import { JobsModel } from '../jobs';
 import { duration, explainAlert, formatDuration, IArtifact, IJobView, isFinal } from '../model';
 import { IEnvironmentCard, IJobDetail } from '../tokens';
@@ -57,7 +58,12 @@ function useLog(model: JobsModel, id: string, stream: 'job' | 'build', live: boo
   return text;
 }
 
-function EnvironmentTable(props: { job: IEnvironmentCard | null; kernel: IEnvironmentCard | null; loading: boolean }): JSX.Element {
+function EnvironmentTable(props: {
+  job: IEnvironmentCard | null;
+  kernel: IEnvironmentCard | null;
+  loading: boolean;
+}): JSX.Element {
+  const trans = useTranslation();
   const rows: [string, (card: IEnvironmentCard) => string][] = [
     ['Python', c => c.python ?? ''],
     ['torch', c => c.torch ?? '—'],
@@ -65,22 +71,25 @@ function EnvironmentTable(props: { job: IEnvironmentCard | null; kernel: IEnviro
     ['cuDNN', c => (c.cudnn === null ? '—' : String(c.cudnn))],
     ['CPU', c => c.cpu ?? ''],
     ['GPU', c => (c.gpu ? JSON.stringify(c.gpu) : '—')],
-    ['packages', c => String(c.packages)]
+    [trans.__('packages'), c => String(c.packages)]
   ];
-  const names = new Set([...Object.keys(props.job?.key_packages ?? {}), ...Object.keys(props.kernel?.key_packages ?? {})]);
+  const names = new Set([
+    ...Object.keys(props.job?.key_packages ?? {}),
+    ...Object.keys(props.kernel?.key_packages ?? {})
+  ]);
   for (const name of names) {
     if (name !== 'torch') {
       rows.push([name, c => c.key_packages[name] ?? '—']);
     }
   }
-  rows.push(['lock', c => (c.content_hash ?? '').slice(7, 19)]);
+  rows.push([trans.__('lock'), c => (c.content_hash ?? '').slice(7, 19)]);
   return (
     <table className="jp-Promote-envTable">
       <thead>
         <tr>
           <th />
-          <th scope="col">job</th>
-          <th scope="col">notebook kernel now</th>
+          <th scope="col">{trans.__('job')}</th>
+          <th scope="col">{trans.__('notebook kernel now')}</th>
         </tr>
       </thead>
       <tbody>
@@ -102,7 +111,13 @@ function EnvironmentTable(props: { job: IEnvironmentCard | null; kernel: IEnviro
 }
 
 /** One job: stage timeline, alerts, charts, metrics, parity, logs, artifacts, environment, and its actions. */
-export function JobDetail(props: { model: JobsModel; view: IJobView; actions: IJobActions; onBack: () => void }): JSX.Element {
+export function JobDetail(props: {
+  model: JobsModel;
+  view: IJobView;
+  actions: IJobActions;
+  onBack: () => void;
+}): JSX.Element {
+  const trans = useTranslation();
   const { model, view, actions } = props;
   const live = !isFinal(view.state);
   const [detail, setDetail] = React.useState<IJobDetail | null>(null);
@@ -141,12 +156,18 @@ export function JobDetail(props: { model: JobsModel; view: IJobView; actions: IJ
   const now = Date.now() / 1000;
   const metricSeries = Object.entries(view.series.metrics).map(([label, points]) => ({ label, points }));
   const gpuSeries = Object.entries(view.series.gpuMemory).map(([label, points]) => ({ label, points }));
+  const parity = detail?.parity ?? view.record.parity;
+  const stepsPerS = trans.__('steps/s');
 
   return (
     <div className="jp-Promote-detail" data-job={view.id}>
       <div className="jp-Promote-detailHeader">
-        <button className="jp-Button jp-mod-minimal" onClick={props.onBack} aria-label="Back to the job list">
-          ← Jobs
+        <button
+          className="jp-Button jp-mod-minimal"
+          onClick={props.onBack}
+          aria-label={trans.__('Back to the job list')}
+        >
+          {trans.__('← Jobs')}
         </button>
         <span className={`jp-Promote-badge jp-Promote-state-${view.state}`} data-state={view.state}>
           {view.state}
@@ -159,23 +180,27 @@ export function JobDetail(props: { model: JobsModel; view: IJobView; actions: IJ
         {view.message ? ` · ${view.message}` : ''}
       </div>
       <div className="jp-Promote-actions">
-        <button className="jp-Button jp-mod-styled jp-mod-warn" disabled={!live || busy} onClick={act(() => actions.cancel(view.id))}>
-          Cancel
+        <button
+          className="jp-Button jp-mod-styled jp-mod-warn"
+          disabled={!live || busy}
+          onClick={act(() => actions.cancel(view.id))}
+        >
+          {trans.__('Cancel')}
         </button>
         <button className="jp-Button jp-mod-styled" disabled={busy} onClick={act(() => actions.rerun(view.id))}>
-          Rerun
+          {trans.__('Rerun')}
         </button>
         <button
           className="jp-Button jp-mod-styled"
           disabled={busy || detail === null || view.state === 'pending'}
           onClick={act(() => actions.openOutput(detail!))}
         >
-          Open output
+          {trans.__('Open output')}
         </button>
       </div>
 
-      <section aria-label="Stages">
-        <h4>Stages</h4>
+      <section aria-label={trans.__('Stages')}>
+        <h4>{trans.__('Stages')}</h4>
         <ol className="jp-Promote-stages">
           {view.stages.map((stage, i) => (
             <li key={`${i}-${stage.name}`} data-stage={stage.name}>
@@ -187,20 +212,20 @@ export function JobDetail(props: { model: JobsModel; view: IJobView; actions: IJ
           ))}
         </ol>
         <div className="jp-Promote-muted">
-          {view.cellsTotal ? `cells ${view.cellsDone}/${view.cellsTotal}` : ''}
-          {view.steps ? ` · ${view.steps} steps` : ''}
+          {view.cellsTotal ? trans.__('cells %1/%2', view.cellsDone, view.cellsTotal) : ''}
+          {view.steps ? trans._n(' · %1 step', ' · %1 steps', view.steps) : ''}
           {duration(view, now) !== null ? ` · ${formatDuration(duration(view, now))}` : ''}
         </div>
       </section>
 
       {view.alerts.length > 0 && (
-        <section aria-label="Alerts">
-          <h4>Alerts</h4>
+        <section aria-label={trans.__('Alerts')}>
+          <h4>{trans.__('Alerts')}</h4>
           <ul className="jp-Promote-alerts">
             {view.alerts.map(alert => (
               <li key={alert.seq} className="jp-Promote-alert" data-kind={alert.kind}>
                 <strong>{alert.kind}</strong> {alert.message}
-                {alert.action === 'fail' ? ' (the job was stopped)' : ''}
+                {alert.action === 'fail' ? trans.__(' (the job was stopped)') : ''}
                 <div className="jp-Promote-explain">{explainAlert(alert.kind)}</div>
               </li>
             ))}
@@ -208,25 +233,25 @@ export function JobDetail(props: { model: JobsModel; view: IJobView; actions: IJ
         </section>
       )}
       {view.failedCell && (
-        <section aria-label="Failed cell" className="jp-Promote-alert">
-          <strong>
-            cell {String(view.failedCell.number)}: {String(view.failedCell.ename)}
-          </strong>{' '}
+        <section aria-label={trans.__('Failed cell')} className="jp-Promote-alert">
+          <strong>{trans.__('cell %1: %2', String(view.failedCell.number), String(view.failedCell.ename))}</strong>{' '}
           {String(view.failedCell.evalue ?? '')}
         </section>
       )}
 
-      <section aria-label="Charts">
-        <h4>Charts</h4>
-        <Chart title="steps/s" series={[{ label: 'steps/s', points: view.series.stepsPerS }]} unit="steps/s" />
-        {metricSeries.length > 0 && <Chart title="reported metrics" series={metricSeries} />}
-        {gpuSeries.length > 0 && <Chart title="GPU memory (GiB)" series={gpuSeries} unit="GiB" scale={2 ** 30} />}
+      <section aria-label={trans.__('Charts')}>
+        <h4>{trans.__('Charts')}</h4>
+        <Chart title={stepsPerS} series={[{ label: stepsPerS, points: view.series.stepsPerS }]} unit={stepsPerS} />
+        {metricSeries.length > 0 && <Chart title={trans.__('reported metrics')} series={metricSeries} />}
+        {gpuSeries.length > 0 && (
+          <Chart title={trans.__('GPU memory (GiB)')} series={gpuSeries} unit="GiB" scale={2 ** 30} />
+        )}
       </section>
 
-      <section aria-label="Metrics">
-        <h4>Metrics</h4>
+      <section aria-label={trans.__('Metrics')}>
+        <h4>{trans.__('Metrics')}</h4>
         {Object.keys(view.metrics).length === 0 ? (
-          <div className="jp-Promote-muted">none reported yet</div>
+          <div className="jp-Promote-muted">{trans.__('none reported yet')}</div>
         ) : (
           <table className="jp-Promote-metrics">
             <tbody>
@@ -239,25 +264,24 @@ export function JobDetail(props: { model: JobsModel; view: IJobView; actions: IJ
             </tbody>
           </table>
         )}
-        {(detail?.parity ?? view.record.parity) && (
-          <div className={`jp-Promote-parity jp-Promote-parity-${(detail?.parity ?? view.record.parity)!.verdict.replace(' ', '-')}`}>
-            parity with the notebook: {(detail?.parity ?? view.record.parity)!.verdict}
-            {(detail?.parity ?? view.record.parity)!.failed?.length
-              ? ` (${(detail?.parity ?? view.record.parity)!.failed!.join(', ')})`
-              : ''}
+        {parity && (
+          <div className={`jp-Promote-parity jp-Promote-parity-${parity.verdict.replace(' ', '-')}`}>
+            {parity.failed?.length
+              ? trans.__('parity with the notebook: %1 (%2)', parity.verdict, parity.failed.join(', '))
+              : trans.__('parity with the notebook: %1', parity.verdict)}
           </div>
         )}
       </section>
 
-      <section aria-label="Log">
-        <h4>Log</h4>
-        <pre className="jp-Promote-log" tabIndex={0} aria-label="Job log">
-          {jobLog || '(nothing yet)'}
+      <section aria-label={trans.__('Log')}>
+        <h4>{trans.__('Log')}</h4>
+        <pre className="jp-Promote-log" tabIndex={0} aria-label={trans.__('Job log')}>
+          {jobLog || trans.__('(nothing yet)')}
         </pre>
         {buildLog && (
           <details>
-            <summary>Image build log</summary>
-            <pre className="jp-Promote-log" tabIndex={0} aria-label="Build log">
+            <summary>{trans.__('Image build log')}</summary>
+            <pre className="jp-Promote-log" tabIndex={0} aria-label={trans.__('Build log')}>
               {buildLog}
             </pre>
           </details>
@@ -270,15 +294,15 @@ export function JobDetail(props: { model: JobsModel; view: IJobView; actions: IJ
         onDownload={artifact => actions.downloadArtifact(view.id, artifact)}
       />
 
-      <section aria-label="Environment">
-        <h4>Environment</h4>
+      <section aria-label={trans.__('Environment')}>
+        <h4>{trans.__('Environment')}</h4>
         <EnvironmentTable job={detail?.environment ?? null} kernel={kernel} loading={kernelLoading} />
         <button
           className="jp-Button jp-mod-styled"
           disabled={kernelLoading || !detail?.notebook_path}
           onClick={() => void compareKernel()}
         >
-          Compare with the notebook's kernel
+          {trans.__("Compare with the notebook's kernel")}
         </button>
       </section>
     </div>

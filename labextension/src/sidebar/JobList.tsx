@@ -1,8 +1,10 @@
 import * as React from 'react';
 
+import { useTranslation } from '../i18n';
 import { duration, formatDuration, groupJobs, IJobView, isFinal, JOB_STATES } from '../model';
 
 function JobRow(props: { view: IJobView; onOpen: (id: string) => void; now: number }): JSX.Element {
+  const trans = useTranslation();
   const { view } = props;
   const parameters = Object.entries(view.record.parameters ?? {})
     .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
@@ -10,12 +12,16 @@ function JobRow(props: { view: IJobView; onOpen: (id: string) => void; now: numb
   const started = view.startedAt ?? view.record.created_at;
   return (
     <li className="jp-Promote-job" data-job={view.id} data-state={view.state}>
-      <button className="jp-Promote-jobButton" onClick={() => props.onOpen(view.id)} title={`Job ${view.id}: ${view.state}`}>
+      <button
+        className="jp-Promote-jobButton"
+        onClick={() => props.onOpen(view.id)}
+        title={trans.__('Job %1: %2', view.id, view.state)}
+      >
         <span className={`jp-Promote-badge jp-Promote-state-${view.state}`}>{view.state}</span>
         <span className="jp-Promote-jobName">{view.record.notebook.split('/').pop()}</span>
         <span className="jp-Promote-muted">{view.record.target}</span>
         {view.alerts.length > 0 && (
-          <span className="jp-Promote-alertCount" title="alerts">
+          <span className="jp-Promote-alertCount" title={trans.__('alerts')}>
             ⚠ {view.alerts.length}
           </span>
         )}
@@ -24,8 +30,8 @@ function JobRow(props: { view: IJobView; onOpen: (id: string) => void; now: numb
           <span className="jp-Promote-muted">
             {new Date(started * 1000).toLocaleTimeString()}
             {duration(view, props.now) !== null ? ` · ${formatDuration(duration(view, props.now))}` : ''}
-            {view.cellsTotal ? ` · cell ${view.cellsDone}/${view.cellsTotal}` : ''}
-            {!isFinal(view.state) && view.stepsPerS ? ` · ${view.stepsPerS.toFixed(1)} steps/s` : ''}
+            {view.cellsTotal ? trans.__(' · cell %1/%2', view.cellsDone, view.cellsTotal) : ''}
+            {!isFinal(view.state) && view.stepsPerS ? trans.__(' · %1 steps/s', view.stepsPerS.toFixed(1)) : ''}
           </span>
         </span>
       </button>
@@ -41,22 +47,23 @@ export function JobList(props: {
   onFilter: (state: string) => void;
   onOpen: (id: string) => void;
 }): JSX.Element {
+  const trans = useTranslation();
   const now = Date.now() / 1000;
-  const shown = props.views.filter(
-    v => (props.filter ? v.state === props.filter : props.showFinished || !isFinal(v.state))
+  const shown = props.views.filter(v =>
+    props.filter ? v.state === props.filter : props.showFinished || !isFinal(v.state)
   );
   const groups = groupJobs(shown);
   return (
     <div className="jp-Promote-list">
       <label className="jp-Promote-filter">
-        Show
+        {trans.__('Show')}
         <select
           className="jp-mod-styled"
-          aria-label="Filter jobs by state"
+          aria-label={trans.__('Filter jobs by state')}
           value={props.filter}
           onChange={e => props.onFilter(e.target.value)}
         >
-          <option value="">{props.showFinished ? 'all jobs' : 'live jobs'}</option>
+          <option value="">{props.showFinished ? trans.__('all jobs') : trans.__('live jobs')}</option>
           {JOB_STATES.map(state => (
             <option key={state} value={state}>
               {state}
@@ -64,16 +71,24 @@ export function JobList(props: {
           ))}
         </select>
       </label>
-      {groups.length === 0 && <div className="jp-Promote-muted jp-Promote-empty">No jobs yet. Promote a notebook to see it here.</div>}
-      <ul className="jp-Promote-jobs" aria-label="Jobs">
+      {groups.length === 0 && (
+        <div className="jp-Promote-muted jp-Promote-empty">
+          {trans.__('No jobs yet. Promote a notebook to see it here.')}
+        </div>
+      )}
+      <ul className="jp-Promote-jobs" aria-label={trans.__('Jobs')}>
         {groups.map(group =>
           group.sweep === null ? (
             <JobRow key={group.jobs[0].id} view={group.jobs[0]} onOpen={props.onOpen} now={now} />
           ) : (
             <li key={group.sweep} className="jp-Promote-sweep" data-sweep={group.sweep}>
               <div className="jp-Promote-sweepTitle">
-                sweep {group.sweep.slice(0, 8)} · {group.jobs.filter(j => j.state === 'succeeded').length}/
-                {group.jobs[0].record.sweep?.size ?? group.jobs.length} succeeded
+                {trans.__(
+                  'sweep %1 · %2/%3 succeeded',
+                  group.sweep.slice(0, 8),
+                  group.jobs.filter(j => j.state === 'succeeded').length,
+                  group.jobs[0].record.sweep?.size ?? group.jobs.length
+                )}
               </div>
               <ul>
                 {group.jobs.map(view => (

@@ -1,6 +1,8 @@
+import { TranslationBundle } from '@jupyterlab/translation';
 import { ReactWidget, UseSignal } from '@jupyterlab/ui-components';
 import * as React from 'react';
 
+import { TranslationContext } from '../i18n';
 import { JobsModel } from '../jobs';
 import { IJobActions, JobDetail } from './JobDetail';
 import { JobList } from './JobList';
@@ -9,6 +11,7 @@ import { JobList } from './JobList';
 export class JobsPanel extends ReactWidget {
   constructor(
     readonly model: JobsModel,
+    private readonly trans: TranslationBundle,
     private readonly actions: IJobActions
   ) {
     super();
@@ -30,26 +33,36 @@ export class JobsPanel extends ReactWidget {
 
   render(): JSX.Element {
     return (
-      <UseSignal signal={this.model.changed}>
-        {() => {
-          const view = this._selected ? this.model.get(this._selected) : undefined;
-          if (view) {
-            return <JobDetail key={view.id} model={this.model} view={view} actions={this.actions} onBack={() => this.open(null)} />;
-          }
-          return (
-            <JobList
-              views={this.model.views}
-              filter={this._filter}
-              showFinished={this._showFinished}
-              onFilter={state => {
-                this._filter = state;
-                this.update();
-              }}
-              onOpen={id => this.open(id)}
-            />
-          );
-        }}
-      </UseSignal>
+      <TranslationContext.Provider value={this.trans}>
+        <UseSignal signal={this.model.changed}>
+          {() => {
+            const view = this._selected ? this.model.get(this._selected) : undefined;
+            if (view) {
+              return (
+                <JobDetail
+                  key={view.id}
+                  model={this.model}
+                  view={view}
+                  actions={this.actions}
+                  onBack={() => this.open(null)}
+                />
+              );
+            }
+            return (
+              <JobList
+                views={this.model.views}
+                filter={this._filter}
+                showFinished={this._showFinished}
+                onFilter={state => {
+                  this._filter = state;
+                  this.update();
+                }}
+                onOpen={id => this.open(id)}
+              />
+            );
+          }}
+        </UseSignal>
+      </TranslationContext.Provider>
     );
   }
 
