@@ -6,6 +6,9 @@ module.exports = {
   roots: ['<rootDir>/labextension/src'],
   testMatch: ['**/__tests__/**/*.spec.ts'],
   transform: {
-    '^.+\\.tsx?$': ['ts-jest', { tsconfig: { module: 'commonjs', target: 'ES2019', strict: true, esModuleInterop: true, types: ['jest'] } }]
+    '^.+\\.tsx?$': [
+      'ts-jest',
+      { tsconfig: { module: 'commonjs', target: 'ES2019', strict: true, esModuleInterop: true, types: ['jest'] } }
+    ]
   }
 };

@@ -57,7 +57,7 @@ def main() -> None:
                 monitor.start()
                 monitored.append(loop(args.steps))
                 monitor.stop()
-    ratios = [m / p for m, p in zip(monitored, plain)]
+    ratios = [m / p for m, p in zip(monitored, plain, strict=False)]
     print(
         f"monitor hook overhead (in-process A/B, {args.rounds} rounds x {args.steps} steps): "
         f"plain {statistics.median(plain):.0f} steps/s, monitored {statistics.median(monitored):.0f} steps/s, "

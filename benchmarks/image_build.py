@@ -44,7 +44,10 @@ def small_env() -> Path:
     venv = ROOT / ".envs" / "small-kernel"
     if not (venv / ".complete").exists():
         subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True)
-        subprocess.run([str(venv / "bin/python"), "-m", "pip", "install", "-q", "-r", str(ROOT / "tests/envs/small-kernel.txt")], check=True)
+        subprocess.run(
+            [str(venv / "bin/python"), "-m", "pip", "install", "-q", "-r", str(ROOT / "tests/envs/small-kernel.txt")],
+            check=True,
+        )
         (venv / ".complete").write_text("ok\n")
     return venv
 
@@ -60,7 +63,9 @@ def docker_cli() -> str:
 
 
 def size(ref: str) -> int:
-    out = subprocess.run(["docker", "image", "inspect", ref, "--format", "{{.Size}}"], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        ["docker", "image", "inspect", ref, "--format", "{{.Size}}"], capture_output=True, text=True, check=True
+    )
     return int(out.stdout.strip())
 
 
@@ -98,7 +103,9 @@ def main() -> None:
     (naive / "requirements.txt").write_text("\n".join(packages) + "\n")
     notebook = ROOT / "tests/notebooks/success.ipynb"
     shutil.copy(notebook, naive / "notebook.ipynb")
-    print(f"environment: {len(packages)} packages (+pip, setuptools); base image {BASE}; {args.rounds} rounds", flush=True)
+    print(
+        f"environment: {len(packages)} packages (+pip, setuptools); base image {BASE}; {args.rounds} rounds", flush=True
+    )
 
     ours_cold, naive_cold = [], []
     ref = ""
@@ -111,7 +118,10 @@ def main() -> None:
                 ref = info["ref"]
             else:
                 naive_cold.append(naive_build(naive, "jupyter-promote/bench-naive:latest"))
-            print(f"  round {i + 1} {which:5} cold build {(ours_cold if which == 'ours' else naive_cold)[-1]:6.1f} s", flush=True)
+            print(
+                f"  round {i + 1} {which:5} cold build {(ours_cold if which == 'ours' else naive_cold)[-1]:6.1f} s",
+                flush=True,
+            )
 
     # notebook-only edit: ours rebuilds nothing (the notebook is never in the image); the naive one reruns COPY
     naive_build(naive, "jupyter-promote/bench-naive:latest")  # the naive one's cache, warm again after our prunes
@@ -142,12 +152,16 @@ def main() -> None:
 
     oc, nc = statistics.median(ours_cold), statistics.median(naive_cold)
     print()
-    print(f"cold build          ours {oc:6.1f} s   naive {nc:6.1f} s   ratio ours/naive {oc / nc:.2f}   (target <= 1.1)")
+    print(
+        f"cold build          ours {oc:6.1f} s   naive {nc:6.1f} s   ratio ours/naive {oc / nc:.2f}   (target <= 1.1)"
+    )
     print(f"notebook-only edit  ours {ours_edit:6.2f} s   ratio ours/our cold {ours_edit / oc:.3f}   (target <= 0.05);"
           f" naive rebuild {naive_edit:.2f} s")  # fmt: skip
     print(f"unchanged env       command -> container running: median {statistics.median(starts):.2f} s "
           f"(runs {', '.join(f'{s:.2f}' for s in starts)})   (target <= 3 s)")  # fmt: skip
-    print(f"image size          ours {size(ref) / 1e6:.0f} MB   naive {size('jupyter-promote/bench-naive:latest') / 1e6:.0f} MB")
+    print(
+        f"image size          ours {size(ref) / 1e6:.0f} MB   naive {size('jupyter-promote/bench-naive:latest') / 1e6:.0f} MB"
+    )
     subprocess.run(["docker", "rmi", "jupyter-promote/bench-naive:latest"], capture_output=True)
     shutil.rmtree(tmp, ignore_errors=True)
 

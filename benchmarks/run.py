@@ -26,15 +26,23 @@ BIN = Path(sys.executable).parent
 
 def plain(notebook: Path, work: Path, env: dict[str, str]) -> float:
     start = time.perf_counter()
-    subprocess.run([str(BIN / "papermill"), str(notebook), str(work / "out.ipynb"), "--cwd", str(work)],
-                   check=True, capture_output=True, env=env)
+    subprocess.run(
+        [str(BIN / "papermill"), str(notebook), str(work / "out.ipynb"), "--cwd", str(work)],
+        check=True,
+        capture_output=True,
+        env=env,
+    )
     return time.perf_counter() - start
 
 
 def promoted(notebook: Path, work: Path, env: dict[str, str]) -> float:
     start = time.perf_counter()
-    subprocess.run([str(BIN / "jupyter"), "promote", "run", str(notebook), "--json"],
-                   check=True, capture_output=True, env={**env, "JUPYTER_PROMOTE_RUNS_DIR": str(work / "runs")})
+    subprocess.run(
+        [str(BIN / "jupyter"), "promote", "run", str(notebook), "--json"],
+        check=True,
+        capture_output=True,
+        env={**env, "JUPYTER_PROMOTE_RUNS_DIR": str(work / "runs")},
+    )
     return time.perf_counter() - start
 
 
@@ -54,8 +62,10 @@ def main() -> None:
             fn(HERE / "mlp_steps.ipynb", work, env_rate)
             rates[name].append(json.loads(out.read_text())["steps_per_s"])
     p, q = statistics.median(rates["plain"]), statistics.median(rates["promoted"])
-    print(f"monitoring overhead: plain papermill {p:.0f} steps/s, promoted {q:.0f} steps/s, "
-          f"ratio {q / p:.3f} (target >= 0.98; {args.rounds} interleaved rounds, medians)")
+    print(
+        f"monitoring overhead: plain papermill {p:.0f} steps/s, promoted {q:.0f} steps/s, "
+        f"ratio {q / p:.3f} (target >= 0.98; {args.rounds} interleaved rounds, medians)"
+    )
     print(f"  rounds plain:    {', '.join(f'{r:.0f}' for r in rates['plain'])}")
     print(f"  rounds promoted: {', '.join(f'{r:.0f}' for r in rates['promoted'])}")
 
@@ -65,8 +75,10 @@ def main() -> None:
         for name, fn in (("plain", plain), ("promoted", promoted)):
             times[name].append(fn(HERE / "ten_cells.ipynb", work, env))
     a, b = statistics.median(times["plain"]), statistics.median(times["promoted"])
-    print(f"fixed overhead: plain papermill {a:.2f} s, jupyter promote run {b:.2f} s, "
-          f"extra {b - a:+.2f} s, ratio {b / a:.2f} (target: at most 1 s extra)")
+    print(
+        f"fixed overhead: plain papermill {a:.2f} s, jupyter promote run {b:.2f} s, "
+        f"extra {b - a:+.2f} s, ratio {b / a:.2f} (target: at most 1 s extra)"
+    )
 
 
 if __name__ == "__main__":

@@ -97,11 +97,20 @@ async def bench(args: argparse.Namespace, work: Path) -> dict[str, object]:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    log = open(work / "server.log", "wb")  # noqa: SIM115 (kept open for the server's lifetime)
+    log = open(work / "server.log", "wb")  # noqa: SIM115 (held by the server process for the whole benchmark)
     server = subprocess.Popen(
-        [str(BIN / "jupyter"), "server", "--no-browser", "--allow-root", f"--port={port}", "--ServerApp.ip=127.0.0.1",
-         f"--IdentityProvider.token={TOKEN}", f"--ServerApp.root_dir={root}",
-         f"--PromoteExtension.store_path={work / 'jobs.sqlite'}", f"--LocalTarget.nice={args.nice}"],  # fmt: skip
+        [
+            str(BIN / "jupyter"),
+            "server",
+            "--no-browser",
+            "--allow-root",
+            f"--port={port}",
+            "--ServerApp.ip=127.0.0.1",
+            f"--IdentityProvider.token={TOKEN}",
+            f"--ServerApp.root_dir={root}",
+            f"--PromoteExtension.store_path={work / 'jobs.sqlite'}",
+            f"--LocalTarget.nice={args.nice}",
+        ],
         env={**os.environ, "JUPYTER_PROMOTE_RUNS_DIR": str(work / "runs")},
         stdout=log,
         stderr=subprocess.STDOUT,

@@ -44,14 +44,16 @@ async def bench(args: argparse.Namespace, work: Path) -> dict[str, object]:
     result: dict[str, object] = {"tasks": args.tasks}
     array_s, separate_s, prepare_s = [], [], []
     polls: list[tuple[int, float]] = []
-    for round_no in range(args.rounds):
+    for _ in range(args.rounds):
         # array
         started = time.perf_counter()
         sweep = prepare_sweep(pipeline, request, sets, None)
         prepare_s.append(time.perf_counter() - started)
         target = SlurmTarget()
         started = time.perf_counter()
-        handles = await target.submit_array([t.record for t in sweep.tasks], [t.run for t in sweep.tasks], sweep.path, None)
+        handles = await target.submit_array(
+            [t.record for t in sweep.tasks], [t.run for t in sweep.tasks], sweep.path, None
+        )
         array_s.append(time.perf_counter() - started)
         assert handles is not None and len(handles) == args.tasks
         # poll all 100 through one target, as 100 followers do
@@ -94,9 +96,11 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="promote-sweep-bench-") as tmp:
         result = asyncio.run(bench(args, Path(tmp)))
     print(json.dumps(result, indent=2))
-    print(f"targets: array >= 10x faster {'met' if result['separate_over_array'] >= 10 else 'MISSED'}; "  # type: ignore[operator]
-          f"all accepted < 1 s {'met' if result['accept_all_array_s'] < 1 else 'MISSED'}; "  # type: ignore[operator]
-          f"1 command per poll {'met' if result['slurm_commands_per_poll_of_all_tasks'] == 1 else 'MISSED'}")
+    print(
+        f"targets: array >= 10x faster {'met' if result['separate_over_array'] >= 10 else 'MISSED'}; "  # type: ignore[operator]
+        f"all accepted < 1 s {'met' if result['accept_all_array_s'] < 1 else 'MISSED'}; "  # type: ignore[operator]
+        f"1 command per poll {'met' if result['slurm_commands_per_poll_of_all_tasks'] == 1 else 'MISSED'}"
+    )
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ _SCHEMA_FILE = Path(__file__).parent / "events" / "schemas" / "job_events.yaml"
 
 class PromoteExtension(ExtensionApp):
     name = "jupyter_promote"
-    classes = [PromoteSettings]  # noqa: RUF012
+    classes = [PromoteSettings]  # noqa: RUF012 (ExtensionApp declares it an instance trait)
 
     store_path = Unicode(help="SQLite file of the job store (default: <jupyter data dir>/promote/jobs.sqlite).").tag(
         config=True
@@ -41,7 +42,7 @@ class PromoteExtension(ExtensionApp):
         from .targets import target_class
 
         settings = PromoteSettings(config=self.config)
-        self.serverapp.event_logger.register_event_schema(_SCHEMA_FILE)
+        self._server.event_logger.register_event_schema(_SCHEMA_FILE)
         self.store = JobStore(self.store_path)
         self.jobs = JobManager(
             self.store,
@@ -54,10 +55,15 @@ class PromoteExtension(ExtensionApp):
             parity_tolerance=settings.parity_tolerance,
         )
         self.settings.update({"jupyter_promote_settings": settings, "jupyter_promote_jobs": self.jobs})
-        try:  # a server embedded in a running loop (tests, some launchers) never calls the start hook
+        # a server embedded in a running loop (tests, some launchers) never calls the start hook
+        with contextlib.suppress(RuntimeError):
             self._reconcile_task = asyncio.get_running_loop().create_task(self._reconcile_once())
-        except RuntimeError:
-            pass
+
+    @property
+    def _server(self) -> Any:
+        """The ServerApp this extension is linked to (always, once its settings are initialized)."""
+        assert self.serverapp is not None
+        return self.serverapp
 
     def _publish(self, job_id: str, events: list[dict[str, Any]]) -> None:
         """One bus message per batch of new events (what one poll of the job brought), in seq order."""
@@ -66,10 +72,10 @@ class PromoteExtension(ExtensionApp):
         states = [e["state"] for e in events if e["type"] == "status"]
         if states:
             data["state"] = states[-1]
-        self.serverapp.event_logger.emit(schema_id=JOB_EVENTS_SCHEMA, data=data)
+        self._server.event_logger.emit(schema_id=JOB_EVENTS_SCHEMA, data=data)
 
     def initialize_handlers(self) -> None:
-        setup_route_handlers(self.serverapp.web_app)
+        setup_route_handlers(self._server.web_app)
 
     async def _start_jupyter_server_extension(self, serverapp: Any) -> None:
         """Called by a real server once its loop runs: resume or settle unfinished jobs."""

@@ -17,9 +17,18 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
-from .errors import EXIT_CANCELLED, EXIT_JOB_FAILED, EXIT_OK, EXIT_PARITY_FAILED, JobNotFound, PromoteError, TargetUnavailable, UsageError
+from .errors import (
+    EXIT_CANCELLED,
+    EXIT_JOB_FAILED,
+    EXIT_OK,
+    EXIT_PARITY_FAILED,
+    JobNotFound,
+    PromoteError,
+    TargetUnavailable,
+    UsageError,
+)
 from .models import JobState, MonitorSettings
 
 _CONFIG_FLAG = re.compile(r"^--[A-Za-z_]\w*\.[A-Za-z_]\w*(=.*)?$")
@@ -27,12 +36,20 @@ _EXIT_BY_STATE = {JobState.SUCCEEDED: EXIT_OK, JobState.FAILED: EXIT_JOB_FAILED,
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line, exit code 2
+    def error(self, message: str) -> NoReturn:  # one line, exit code 2
         raise UsageError(f"{self.prog}: {message}")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="jupyter promote", description="Promote a notebook to a cluster job that behaves the same way.")
+    parser = _Parser(
+        prog="jupyter promote", description="Promote a notebook to a cluster job that behaves the same way."
+    )
+    from ._version import __version__
+
+    parser.add_argument("--version", action="version", version=f"jupyter-promote {__version__}")
+    parser.add_argument("--generate-config", action="store_true",
+                        help="write a default jupyter_promote_config.py (for the CLI and the server) and exit")  # fmt: skip
+    parser.add_argument("--help-all", action="store_true", help="every setting of jupyter_promote_config.py, and exit")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     freeze = sub.add_parser("freeze", help="freeze a kernel's environment into promote.lock.json")
@@ -60,27 +77,37 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--json", action="store_true", help="print the final job.json on stdout and nothing else")
     run.add_argument("--contention", metavar="cpu[:N]|memory[:SIZE]|gpu",
                      help="run the job alone, then beside a stress workload, and report both side by side")  # fmt: skip
-    run.add_argument("--replicas", type=int, default=None, metavar="N", help="N identical runs; reports each metric's spread")
+    run.add_argument(
+        "--replicas", type=int, default=None, metavar="N", help="N identical runs; reports each metric's spread"
+    )
     run.add_argument("--seeds", nargs="+", type=int, default=None, metavar="SEED",
                      help="one run per seed (the `seed` parameter); seed spread reported apart from replica spread")  # fmt: skip
     _monitor_options(run)
     _image_options(run)
 
-    sweep = sub.add_parser("sweep", help="run a notebook once per parameter set (a grid, or a YAML list); one job array on Slurm")
+    sweep = sub.add_parser(
+        "sweep", help="run a notebook once per parameter set (a grid, or a YAML list); one job array on Slurm"
+    )
     sweep.add_argument("notebook")
     sweep.add_argument("-p", "--parameters", nargs="+", action="append", default=[], metavar=("NAME", "VALUE"),
                        help="a parameter and its values, typed as papermill types -p (the grid is every combination)")  # fmt: skip
-    sweep.add_argument("-f", "--sets-file", metavar="SETS.yaml", help="a YAML list of parameter sets (or a grid mapping)")
+    sweep.add_argument(
+        "-f", "--sets-file", metavar="SETS.yaml", help="a YAML list of parameter sets (or a grid mapping)"
+    )
     sweep.add_argument("--target", help="where to run (default: local)")
     _preflight_options(sweep)
-    sweep.add_argument("--max-parallel", type=int, default=None, metavar="N", help="tasks running at once (default: all)")
+    sweep.add_argument(
+        "--max-parallel", type=int, default=None, metavar="N", help="tasks running at once (default: all)"
+    )
     sweep.add_argument("--out", help="sweep directory (default: a new one under the runs directory)")
     _resource_options(sweep, "time limit of each task")
     sweep.add_argument("--json", action="store_true", help="print the sweep's summary on stdout")
     _monitor_options(sweep)
     _image_options(sweep)
 
-    compare = sub.add_parser("compare", help="parity of runs with the notebook's tested baseline, and their environment diff")
+    compare = sub.add_parser(
+        "compare", help="parity of runs with the notebook's tested baseline, and their environment diff"
+    )
     compare.add_argument("notebook", help="the saved source notebook (its promote.report outputs are the baseline)")
     compare.add_argument("runs", nargs="+", metavar="RUN_DIR")
     compare.add_argument("--json", action="store_true")
@@ -90,12 +117,18 @@ def build_parser() -> argparse.ArgumentParser:
     which.add_argument("--kernel", help="kernelspec name (default: python3)")
     which.add_argument("--python", help="path of an interpreter whose environment to build")
     _image_options(build)
-    build.add_argument("--dry-run", action="store_true", help="show the tag, the Dockerfile and the build context; build nothing")
+    build.add_argument(
+        "--dry-run", action="store_true", help="show the tag, the Dockerfile and the build context; build nothing"
+    )
     build.add_argument("--json", action="store_true", help="print the image record on stdout")
 
-    check = sub.add_parser("check", help="what will differ on the cluster: cells out of order, undefined names, installs, paths")
+    check = sub.add_parser(
+        "check", help="what will differ on the cluster: cells out of order, undefined names, installs, paths"
+    )
     check.add_argument("notebook")
-    check.add_argument("--gpus", type=int, default=None, metavar="N", help="the GPUs the job would request (default: none)")
+    check.add_argument(
+        "--gpus", type=int, default=None, metavar="N", help="the GPUs the job would request (default: none)"
+    )
     check.add_argument("--json", action="store_true", help="print the findings as JSON")
 
     status = sub.add_parser("status", help="the state of a job, a sweep, or recent jobs")
@@ -110,7 +143,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _preflight_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--kernel", help="kernelspec to run with (default: the notebook's own)")
-    parser.add_argument("--strict", action="store_true", help="refuse to submit when the pre-flight check reports anything")
+    parser.add_argument(
+        "--strict", action="store_true", help="refuse to submit when the pre-flight check reports anything"
+    )
     parser.add_argument("--smoke", action="store_true",
                         help="first a quick local top-to-bottom run with the parameters of the cell tagged 'smoke'; "
                         "nothing is submitted when it fails")  # fmt: skip
@@ -129,10 +164,10 @@ def _checked_kernel(kernel: str | None) -> None:
 
 def _preflight(args: argparse.Namespace, app: Any) -> None:
     """The pre-flight check before anything is submitted: warnings on stderr; with --strict, a refusal."""
+    import nbformat
+
     from .job.notebook import read_notebook
     from .preflight import check_notebook, format_findings
-
-    import nbformat
 
     gpus = int(args.gpus) if getattr(args, "gpus", None) and str(args.gpus).isdigit() else None
     nb = nbformat.from_dict(read_notebook(os.path.abspath(args.notebook)))
@@ -171,10 +206,10 @@ def _smoke_run(args: argparse.Namespace, app: Any) -> int:
 
 def cmd_check(args: argparse.Namespace, app: Any) -> int:
     """``jupyter promote check NOTEBOOK``: exit 0 when there is nothing to report, 1 when there is."""
+    import nbformat
+
     from .job.notebook import read_notebook
     from .preflight import check_notebook, format_findings
-
-    import nbformat
 
     nb = nbformat.from_dict(read_notebook(os.path.abspath(args.notebook)))
     findings = check_notebook(nb, gpus=args.gpus, env_allowlist=app.settings.env_allowlist)
@@ -199,8 +234,12 @@ def _resource_options(parser: argparse.ArgumentParser, time_help: str) -> None:
 def _image_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("image (container targets)")
     group.add_argument("--base-image", help="base image (default: python:X.Y.Z-slim of the kernel's Python)")
-    group.add_argument("--ca-bundle", help="CA bundle for pip in the build (default: $PIP_CERT, $REQUESTS_CA_BUNDLE or $SSL_CERT_FILE)")
-    group.add_argument("--wheelhouse", action="store_true", default=None, help="hermetic build: wheels fetched on the host, --no-index")
+    group.add_argument(
+        "--ca-bundle", help="CA bundle for pip in the build (default: $PIP_CERT, $REQUESTS_CA_BUNDLE or $SSL_CERT_FILE)"
+    )
+    group.add_argument(
+        "--wheelhouse", action="store_true", default=None, help="hermetic build: wheels fetched on the host, --no-index"
+    )
     group.add_argument("--push", action="store_true", help="push the image to the registry")
     group.add_argument("--registry", help="HOST:PORT/REPO to find images in and push to")
     group.add_argument("--rebuild", action="store_true", help="build even when an image of this environment exists")
@@ -220,7 +259,9 @@ def _image_request(args: argparse.Namespace) -> Any:
 
 
 def _monitor_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--stall-timeout", type=float, default=None, metavar="S", help="seconds without progress (default 600)")
+    parser.add_argument(
+        "--stall-timeout", type=float, default=None, metavar="S", help="seconds without progress (default 600)"
+    )
     parser.add_argument("--deterministic", action="store_true", help="seed and pin deterministic algorithms")
     parser.add_argument(
         "--monitor",
@@ -237,8 +278,10 @@ def monitor_settings(args: argparse.Namespace, defaults: dict[str, Any] | None =
     for item in args.monitor:
         key, sep, value = item.partition("=")
         if not sep or key not in fields:
-            raise UsageError(f"--monitor {item}: expected KEY=VALUE with KEY one of {', '.join(fields)}", subject="monitor")
-        kind = type(fields[key].default)
+            raise UsageError(
+                f"--monitor {item}: expected KEY=VALUE with KEY one of {', '.join(fields)}", subject="monitor"
+            )
+        kind: Any = type(fields[key].default)
         try:
             values[key] = kind(value)
         except ValueError:
@@ -340,9 +383,13 @@ def cmd_run(args: argparse.Namespace, app: Any) -> int:
         progress.note(f"  note: {note}")
     progress.note(f"  environment: {prepared.env.summary()}")
     if prepared.record.image:
-        progress.note(f"  image: {prepared.record.image['ref']}" + (" (built)" if prepared.record.image["built"] else ""))
+        progress.note(
+            f"  image: {prepared.record.image['ref']}" + (" (built)" if prepared.record.image["built"] else "")
+        )
     if not prepared.has_parameters_cell:
-        progress.note(f"  note: {args.notebook} has no cell tagged 'parameters'; parameters go at the top (papermill's rule)")
+        progress.note(
+            f"  note: {args.notebook} has no cell tagged 'parameters'; parameters go at the top (papermill's rule)"
+        )
     _warn_unknown_parameters(args.notebook, request.parameters, progress)
     progress.note(f"  run directory: {prepared.run.path}")
     view = asyncio.run(_submit_and_follow(pipeline, prepared, target, progress))
@@ -372,7 +419,7 @@ def _show_parity(run_dir: Path, record: Any, say: Any) -> bool:
     if not record.parity or record.parity["verdict"] == "no baseline":
         return False
     report = run_dir / REPORT_FILE
-    for line in (report.read_text().splitlines() if report.exists() else [f"parity: {record.parity['verdict']}"]):
+    for line in report.read_text().splitlines() if report.exists() else [f"parity: {record.parity['verdict']}"]:
         say(line)
     return record.parity["verdict"] != "pass"
 
@@ -588,7 +635,9 @@ def _print_sweep(summary: dict[str, Any], say: Any = _say) -> None:
         say(f"  {name}: min {low['value']:g} (task {low['index']}), max {high['value']:g} (task {high['index']}), "
             f"std {ends['std']:.3g} over {ends['tasks']} tasks")  # fmt: skip
         if "seed_std" in ends:
-            say(f"    spread from the seed {ends['seed_std']:.3g}; between replicas of one seed {ends['replica_std']:.3g}")
+            say(
+                f"    spread from the seed {ends['seed_std']:.3g}; between replicas of one seed {ends['replica_std']:.3g}"
+            )
     for group in summary.get("replicas", []):
         tasks = ", ".join(str(i) for i in group["tasks"])
         where = group["first_divergence"]
@@ -642,7 +691,9 @@ def _warn_unknown_parameters(notebook: str, params: dict[str, Any], progress: An
         return
     for name in params:
         if known and name not in known:
-            progress.note(f"  warning: parameter {name!r} is not in the notebook's parameters cell ({', '.join(known)})")
+            progress.note(
+                f"  warning: parameter {name!r} is not in the notebook's parameters cell ({', '.join(known)})"
+            )
 
 
 async def _submit_and_follow(pipeline: Any, prepared: Any, target: Any, progress: Any) -> Any:
@@ -662,7 +713,9 @@ async def _submit_and_follow(pipeline: Any, prepared: Any, target: Any, progress
         try:
             return await asyncio.wait_for(follow, timeout=60)
         except asyncio.TimeoutError:
-            prepared.log.emit("status", state="cancelled", reason="cancelled", message="cancelled (Ctrl-C)", source="cli")
+            prepared.log.emit(
+                "status", state="cancelled", reason="cancelled", message="cancelled (Ctrl-C)", source="cli"
+            )
             return await pipeline.follow(prepared, target, progress.on_event)
     finally:
         loop.remove_signal_handler(signal.SIGINT)
@@ -721,7 +774,9 @@ def cmd_status(args: argparse.Namespace, app: Any) -> int:
         else:
             for r in rows[-20:]:
                 started = time.strftime("%Y-%m-%d %H:%M", time.localtime(r.created_at))
-                print(f"{r.id}  {r.state.value:<10} {r.reason or '':<8} {r.target:<8} {started}  {os.path.basename(r.notebook)}")
+                print(
+                    f"{r.id}  {r.state.value:<10} {r.reason or '':<8} {r.target:<8} {started}  {os.path.basename(r.notebook)}"
+                )
         return EXIT_OK
     if os.path.isfile(os.path.join(args.job, "sweep.json")):
         from .sweep_runner import summarise
@@ -776,7 +831,31 @@ def cmd_logs(args: argparse.Namespace, app: Any) -> int:
         time.sleep(0.5)
 
 
-COMMANDS = {"check": cmd_check, "compare": cmd_compare, "sweep": cmd_sweep, "build": cmd_build, "freeze": cmd_freeze, "convert": cmd_convert, "run": cmd_run, "status": cmd_status, "logs": cmd_logs}
+COMMANDS = {
+    "check": cmd_check,
+    "compare": cmd_compare,
+    "sweep": cmd_sweep,
+    "build": cmd_build,
+    "freeze": cmd_freeze,
+    "convert": cmd_convert,
+    "run": cmd_run,
+    "status": cmd_status,
+    "logs": cmd_logs,
+}
+
+
+def _config_help(own_args: list[str], config_args: list[str]) -> int:
+    """``--generate-config`` (one file for the CLI and the server extension) and ``--help-all``."""
+    from .config import load_config
+
+    app = load_config(config_args)
+    if "--help-all" in own_args:
+        app.print_help(classes=True)
+        return EXIT_OK
+    app.generate_config = True
+    app.answer_yes = "-y" in own_args or "--yes" in own_args
+    app.write_default_config()
+    return EXIT_OK
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -785,8 +864,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     config_args = [a for a in argv if _CONFIG_FLAG.match(a)]
     own_args = [a for a in argv if not _CONFIG_FLAG.match(a)]
     try:
-        args = build_parser().parse_args(own_args)
         from .config import PromoteSettings, load_config
+
+        if "--generate-config" in own_args or "--help-all" in own_args:
+            return _config_help(own_args, config_args)
+        args = build_parser().parse_args(own_args)
 
         app = load_config(config_args)
         app.settings = PromoteSettings(config=app.config)

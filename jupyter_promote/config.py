@@ -25,9 +25,9 @@ class PromoteSettings(Configurable):
         Unicode(), default_value=list(DEFAULT_ENV_ALLOWLIST), help="Environment variables a freeze may record."
     ).tag(config=True)
     poll_interval = Float(0.1, help="Seconds between polls of a target while following a job.").tag(config=True)
-    enabled_targets = List(
-        Unicode(), help="Targets offered to users (by name); empty: every installed target."
-    ).tag(config=True)
+    enabled_targets = List(Unicode(), help="Targets offered to users (by name); empty: every installed target.").tag(
+        config=True
+    )
     default_resources = Dict(
         help='Resources a job gets when its request names none, e.g. {"cpus": 2, "memory": "4G", "time": "2h"}.'
     ).tag(config=True)
@@ -71,16 +71,20 @@ class PromoteConfigApp(JupyterApp):
 
     name = "jupyter-promote"
     description = "Promote a notebook to a cluster job"
+    settings: PromoteSettings  # read from the loaded config by the CLI
 
     @property
     def config_file_name(self) -> str:  # type: ignore[override]
         return "jupyter_promote_config"
 
-    @default("classes")
-    def _default_classes(self) -> list[type[Configurable]]:
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        # Application.classes is a plain class attribute, not a trait: set per instance, so that the target
+        # plugins are loaded only when a CLI runs. These are what --help-all and --generate-config show.
+        from .app import PromoteExtension
         from .image import ImageBuilder
 
-        return [PromoteSettings, ImageBuilder, *load_target_classes().values()]
+        self.classes = [PromoteSettings, PromoteExtension, ImageBuilder, *load_target_classes().values()]
 
 
 def load_config(overrides: list[str]) -> PromoteConfigApp:

@@ -8,6 +8,7 @@ The report sets steps/s, peak memory and the reported metrics of both runs side 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -32,12 +33,7 @@ _MEMORY = (
     "        block[i] = (block[i] + 1) % 256\n"
     "    time.sleep(0.05)\n"
 )
-_GPU = (
-    "import torch\n"
-    "a = torch.randn(4096, 4096, device='cuda')\n"
-    "while True:\n"
-    "    a = (a @ a).clamp_(-1, 1)\n"
-)
+_GPU = "import torch\na = torch.randn(4096, 4096, device='cuda')\nwhile True:\n    a = (a @ a).clamp_(-1, 1)\n"
 
 
 @dataclass(frozen=True)
@@ -52,7 +48,9 @@ class Stress:
             try:
                 n = int(level) if level else (os.cpu_count() or 1)
             except ValueError:
-                raise UsageError(f"--contention {spec}: cpu:N takes a number of burners", subject="contention") from None
+                raise UsageError(
+                    f"--contention {spec}: cpu:N takes a number of burners", subject="contention"
+                ) from None
             if n < 1:
                 raise UsageError(f"--contention {spec}: at least one burner", subject="contention")
             return cls("cpu", n)
@@ -117,10 +115,8 @@ class StressWorkload:
     def __exit__(self, *exc: Any) -> None:
         self.held_bytes = self.peak_rss_bytes()
         for proc in self.procs:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
             proc.wait()
 
 
@@ -145,7 +141,9 @@ def measure(run_dir: Path) -> dict[str, Any]:
     }
 
 
-def report(isolated: Path, contended: Path, stress: Stress, held_bytes: int | None = None) -> tuple[dict[str, Any], str]:
+def report(
+    isolated: Path, contended: Path, stress: Stress, held_bytes: int | None = None
+) -> tuple[dict[str, Any], str]:
     """Both runs side by side; written to the contended run's contention.json, and added to its parity
     report (parity.txt) when it has one: the same job, judged alone and under contention."""
     a, b = measure(isolated), measure(contended)

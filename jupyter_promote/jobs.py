@@ -24,7 +24,17 @@ from .store import JobStore
 from .targets import Target, target_class
 
 log = logging.getLogger("jupyter_promote")
-_PAYLOAD_FIELDS = {"notebook", "kernel", "target", "parameters", "resources", "monitor", "deterministic", "sweep", "max_parallel"}
+_PAYLOAD_FIELDS = {
+    "notebook",
+    "kernel",
+    "target",
+    "parameters",
+    "resources",
+    "monitor",
+    "deterministic",
+    "sweep",
+    "max_parallel",
+}
 RESOURCE_OPTIONS = ("cpus", "memory", "gpus", "time")
 #: How often the events of a job being prepared (freeze, image build, push) are stored and published.
 PREPARE_POLL_S = 0.25
@@ -72,7 +82,9 @@ def request_from_payload(payload: Any, resolve: Callable[[Any], str], settings: 
         raise UsageError("body: must be a JSON object", subject="body")
     unknown = sorted(set(payload) - _PAYLOAD_FIELDS)
     if unknown:
-        raise UsageError(f"{unknown[0]}: unknown field (expected {', '.join(sorted(_PAYLOAD_FIELDS))})", subject=unknown[0])
+        raise UsageError(
+            f"{unknown[0]}: unknown field (expected {', '.join(sorted(_PAYLOAD_FIELDS))})", subject=unknown[0]
+        )
     notebook = resolve(payload.get("notebook"))
     target = payload.get("target", settings.default_target)
     if not isinstance(target, str):
@@ -135,7 +147,9 @@ def kernel_from_payload(payload: dict[str, Any]) -> str | None:
 def sweep_from_payload(payload: dict[str, Any]) -> tuple[list[dict[str, Any]] | None, int | None]:
     """The body's sweep (parameter sets) and ``max_parallel``; (None, None) for a single job."""
     max_parallel = payload.get("max_parallel")
-    if max_parallel is not None and (isinstance(max_parallel, bool) or not isinstance(max_parallel, int) or max_parallel < 1):
+    if max_parallel is not None and (
+        isinstance(max_parallel, bool) or not isinstance(max_parallel, int) or max_parallel < 1
+    ):
         raise UsageError("max_parallel: must be a whole number of at least 1", subject="max_parallel")
     if "sweep" not in payload:
         if max_parallel is not None:
@@ -261,7 +275,9 @@ class JobManager:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _run(self, request: PromoteRequest, target: Target, record: JobRecord, slots: asyncio.Semaphore | None) -> None:
+    async def _run(
+        self, request: PromoteRequest, target: Target, record: JobRecord, slots: asyncio.Semaphore | None
+    ) -> None:
         if slots is None:
             await self._prepare_and_follow(request, target, record)
             return
@@ -290,7 +306,9 @@ class JobManager:
             publishing.cancel()
         self.store.put_job(prepared.record, str(prepared.run.path))
         if record.id in self._cancel_requested:
-            prepared.log.emit("status", state="cancelled", reason="cancelled", message="cancelled before submit", source="server")
+            prepared.log.emit(
+                "status", state="cancelled", reason="cancelled", message="cancelled before submit", source="server"
+            )
             await self._follow(pipeline, prepared, target)
             return
         try:
@@ -423,7 +441,11 @@ class JobManager:
 
                 builder = ImageBuilder(config=self.config) if self.config is not None else ImageBuilder()
                 plan = builder.plan(env)
-                result["image"] = {"tag": plan.tag, "base_image": plan.base_image, "exists": builder.find(plan.tag) is not None}
+                result["image"] = {
+                    "tag": plan.tag,
+                    "base_image": plan.base_image,
+                    "exists": builder.find(plan.tag) is not None,
+                }
             except PromoteError as exc:  # no engine here: the preview still shows the lock
                 result["image_error"] = str(exc)
         return result
@@ -449,6 +471,7 @@ class JobManager:
             except PromoteError as exc:
                 self._end_unsubmitted(current, "failed", "lost", str(exc))
                 continue
+            assert run is not None  # a handle is only ever written into a run directory's job.json
             prepared = Prepared(current, run, None, False, EventLog(str(run.events), current.id))  # type: ignore[arg-type]
             self._spawn(self._follow(self._pipeline(), prepared, target))
 

@@ -82,9 +82,7 @@ class Resources:
     time_limit_s: int | None = None
 
     @classmethod
-    def parse(
-        cls, cpus: Any = None, memory: Any = None, gpus: Any = None, time: Any = None
-    ) -> Resources:
+    def parse(cls, cpus: Any = None, memory: Any = None, gpus: Any = None, time: Any = None) -> Resources:
         def count(name: str, value: Any) -> int | None:
             if value is None:
                 return None

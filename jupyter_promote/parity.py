@@ -66,7 +66,10 @@ def baseline_of(nb: Any) -> dict[str, Any]:
 
 
 def compare_metrics(
-    baseline: dict[str, Any], job_metrics: dict[str, Any], configured: dict[str, Any], band: dict[str, float] | None = None
+    baseline: dict[str, Any],
+    job_metrics: dict[str, Any],
+    configured: dict[str, Any],
+    band: dict[str, float] | None = None,
 ) -> dict[str, Any]:
     """Per baseline metric: both values, the tolerance, pass or fail; the verdict over all of them.
 
@@ -79,7 +82,12 @@ def compare_metrics(
     for name, expected in baseline["metrics"].items():
         spec = baseline["tolerance"].get(name, configured.get(name))
         tolerance = parse_tolerance(name, spec) if spec is not None else Tolerance()
-        row: dict[str, Any] = {"metric": name, "baseline": expected, "job": job_metrics.get(name), "tolerance": str(tolerance)}
+        row: dict[str, Any] = {
+            "metric": name,
+            "baseline": expected,
+            "job": job_metrics.get(name),
+            "tolerance": str(tolerance),
+        }
         if name not in job_metrics:
             row.update(ok=False, problem="not reported by the job")
         elif _number(expected) and _number(job_metrics[name]):
@@ -125,7 +133,11 @@ def environment_diff(notebook_lock: dict[str, Any], job_lock: dict[str, Any]) ->
     return {
         "added": sorted(set(have) - set(want)),
         "removed": sorted(set(want) - set(have)),
-        "changed": [{"name": n, "notebook": want[n], "job": have[n]} for n in sorted(set(want) & set(have)) if want[n] != have[n]],
+        "changed": [
+            {"name": n, "notebook": want[n], "job": have[n]}
+            for n in sorted(set(want) & set(have))
+            if want[n] != have[n]
+        ],
         "facts": facts,
         "settings": threads,
         # what the job itself reported in force (observed_env.json): torch threads, determinism flags, GPUs
@@ -196,10 +208,11 @@ def first_divergence(reports: list[list[dict[str, Any]]]) -> dict[str, Any] | No
             return {"report": i, "step": _step(next(p for p in present if p is not None), i), "metric": None,
                     "values": [None if p is None else "reported" for p in present],
                     "problem": "some runs stopped reporting here"}  # fmt: skip
-        for name in sorted(set().union(*present)):
-            values = [p.get(name) for p in present]
+        reported = [p for p in present if p is not None]  # all of them, as checked above
+        for name in sorted(set().union(*reported)):
+            values = [p.get(name) for p in reported]
             if any(json.dumps(v) != json.dumps(values[0]) for v in values):
-                return {"report": i, "step": _step(present[0], i), "metric": name, "values": values}
+                return {"report": i, "step": _step(reported[0], i), "metric": name, "values": values}
     return None
 
 
@@ -215,7 +228,9 @@ def render(result: dict[str, Any], title: str) -> str:
             (r["metric"], _show(r["baseline"]), _show(r["job"]), r["tolerance"], _verdict(r)) for r in result["metrics"]
         ]
         widths = [max(len(row[i]) for row in rows) for i in range(4)]
-        lines += ["  " + "  ".join(c.ljust(w) for c, w in zip(row[:4], widths, strict=True)) + "  " + row[4] for row in rows]
+        lines += [
+            "  " + "  ".join(c.ljust(w) for c, w in zip(row[:4], widths, strict=True)) + "  " + row[4] for row in rows
+        ]
     if result["not_in_baseline"]:
         lines.append("  reported by the job only: " + ", ".join(result["not_in_baseline"]))
     env = result["environment"]
@@ -230,7 +245,9 @@ def render(result: dict[str, Any], title: str) -> str:
             on = in_force["deterministic_algorithms"]
             flags.append("deterministic algorithms " + ("on" + (" (warn only)" if in_force.get("deterministic_warn_only") else "")
                                                         if on else "off"))  # fmt: skip
-            flags.append(f"cudnn.deterministic {in_force.get('cudnn_deterministic')}, cudnn.benchmark {in_force.get('cudnn_benchmark')}")
+            flags.append(
+                f"cudnn.deterministic {in_force.get('cudnn_deterministic')}, cudnn.benchmark {in_force.get('cudnn_benchmark')}"
+            )
         if in_force.get("gpus"):
             flags.append("GPUs " + ", ".join(in_force["gpus"]))
         lines.append("  in force in the job: " + "; ".join(flags))

@@ -173,7 +173,9 @@ class Pipeline:
             raise
         return Prepared(record, run, env, conversion.has_parameters_cell, log, created)
 
-    def _image(self, options: ImageRequest, env: FrozenEnv, interpreter: Any, log: EventLog, run: RunDir) -> dict[str, Any]:
+    def _image(
+        self, options: ImageRequest, env: FrozenEnv, interpreter: Any, log: EventLog, run: RunDir
+    ) -> dict[str, Any]:
         from .image import ImageBuilder
 
         builder = self.image_builder or ImageBuilder()
@@ -189,7 +191,14 @@ class Pipeline:
                 log.emit("status", state="pending", source="pipeline", message=f"{stage} the environment image")
 
             ref = builder.ensure(env, interpreter, **dataclasses.asdict(options), on_line=on_line, on_stage=on_stage)
-        log.emit("image", source="pipeline", ref=ref.ref, built=ref.built, digest=ref.digest, verified=ref.verification.get("ok"))
+        log.emit(
+            "image",
+            source="pipeline",
+            ref=ref.ref,
+            built=ref.built,
+            digest=ref.digest,
+            verified=ref.verification.get("ok"),
+        )
         return ref.to_json()
 
     async def submit(self, prepared: Prepared, target: Target) -> None:
@@ -254,13 +263,19 @@ class Pipeline:
                     prepared.log.emit("status", state="queued", reason="requeued", source="target",
                                       message=f"requeued while running: {status.message or 'back in the queue'}")  # fmt: skip
                 elif status.reason not in (None, "pending"):  # why it waits: Resources, Priority, ...
-                    prepared.log.emit("status", state="queued", reason=status.reason, message=status.message, source="target")
+                    prepared.log.emit(
+                        "status", state="queued", reason=status.reason, message=status.message, source="target"
+                    )
             if status.state is not None and status.state.final:
                 await asyncio.sleep(self.poll_interval)  # the runner's own final event wins if it made it
                 drain()
                 if not view.state.final:
                     prepared.log.emit(
-                        "status", state=status.state.value, reason=status.reason, message=status.message, source="target"
+                        "status",
+                        state=status.state.value,
+                        reason=status.reason,
+                        message=status.message,
+                        source="target",
                     )
             elif status.state is None:  # ended; its final status event should be there
                 ended_at = ended_at or time.monotonic()
@@ -318,7 +333,10 @@ class Pipeline:
             (run.path / parity.PARITY_FILE).write_text(json.dumps(result, indent=2) + "\n")
         else:
             parity.write(run.path, result, Path(record.notebook).name)
-        record.parity = {"verdict": result["verdict"], "failed": [m["metric"] for m in result["metrics"] if not m["ok"]]}
+        record.parity = {
+            "verdict": result["verdict"],
+            "failed": [m["metric"] for m in result["metrics"] if not m["ok"]],
+        }
         run.write(record)
         return result
 

@@ -60,7 +60,9 @@ class PromoteHandler(APIHandler):
 
     def notebook_argument(self, path: Any, field: str = "notebook") -> str:
         """A notebook path from a request, resolved as the contents manager resolves it (see :func:`confine`)."""
-        return confine(self.root_dir, path, field, allow_hidden=bool(getattr(self.contents_manager, "allow_hidden", True)))
+        return confine(
+            self.root_dir, path, field, allow_hidden=bool(getattr(self.contents_manager, "allow_hidden", True))
+        )
 
     def body(self) -> Any:
         try:
@@ -91,12 +93,17 @@ class TargetsHandler(PromoteHandler):
         names = self.settings["jupyter_promote_settings"].target_names()
         # each check may wait on an engine or a controller: all at once, in threads, off the event loop
         answers = await asyncio.gather(*(asyncio.to_thread(self.manager.target(n).available) for n in names))
-        for name, (ok, why) in zip(names, answers):
+        for name, (ok, why) in zip(names, answers, strict=False):
             cls = classes[name]
             target = self.manager.target(name)
             targets.append(
-                {"name": name, "display_name": cls.display_name, "available": ok, "reason": why,
-                 "options_schema": target.options_schema()}  # fmt: skip
+                {
+                    "name": name,
+                    "display_name": cls.display_name,
+                    "available": ok,
+                    "reason": why,
+                    "options_schema": target.options_schema(),
+                }
             )
         self.finish(json.dumps({"targets": targets}))
 

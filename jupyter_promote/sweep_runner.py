@@ -43,11 +43,17 @@ class PreparedSweep:
     max_parallel: int | None
 
 
-def prepare_sweep(pipeline: Pipeline, request: PromoteRequest, sets: list[dict[str, Any]], max_parallel: int | None) -> PreparedSweep:
+def prepare_sweep(
+    pipeline: Pipeline, request: PromoteRequest, sets: list[dict[str, Any]], max_parallel: int | None
+) -> PreparedSweep:
     """Freeze and convert once (task 0 is prepared the normal way), then lay out the other tasks beside it."""
     sweep_id = "s" + new_job_id()
     stem = Path(request.notebook).stem.replace(" ", "_")
-    path = Path(request.out) if request.out else Path(pipeline.runs_dir) / f"{stem}-sweep-{time.strftime('%Y%m%d-%H%M%S')}-{sweep_id[1:7]}"
+    path = (
+        Path(request.out)
+        if request.out
+        else Path(pipeline.runs_dir) / f"{stem}-sweep-{time.strftime('%Y%m%d-%H%M%S')}-{sweep_id[1:7]}"
+    )
     if path.exists() and (not path.is_dir() or any(path.iterdir())):
         raise UsageError(f"--out {path}: already exists and is not empty", subject=str(path))
     size = len(sets)
@@ -69,7 +75,9 @@ def prepare_sweep(pipeline: Pipeline, request: PromoteRequest, sets: list[dict[s
     return PreparedSweep(sweep_id, path, tasks, max_parallel)
 
 
-def _task(path: Path, template: JobRecord, index: int, parameters: dict[str, Any], size: int, sweep_id: str) -> Prepared:
+def _task(
+    path: Path, template: JobRecord, index: int, parameters: dict[str, Any], size: int, sweep_id: str
+) -> Prepared:
     run = RunDir(path / "tasks" / str(index))
     run.path.mkdir(parents=True)
     for name in ("env", "job.ipynb"):
@@ -82,7 +90,9 @@ def _task(path: Path, template: JobRecord, index: int, parameters: dict[str, Any
     return Prepared(record, run, None, True, log)  # type: ignore[arg-type]
 
 
-def _write_sweep(path: Path, sweep_id: str, request: PromoteRequest, tasks: list[Prepared], max_parallel: int | None) -> None:
+def _write_sweep(
+    path: Path, sweep_id: str, request: PromoteRequest, tasks: list[Prepared], max_parallel: int | None
+) -> None:
     data = {
         "id": sweep_id, "notebook": os.path.abspath(request.notebook), "target": request.target,
         "max_parallel": max_parallel, "created_at": round(time.time(), 3),
@@ -113,6 +123,7 @@ async def run_sweep(
 ) -> list[JobView]:
     """Submit (an array, or one by one within ``max_parallel``) and follow every task to its end."""
     if await submit_sweep(pipeline, sweep, target):
+
         async def follow(task: Prepared) -> JobView:
             view = await pipeline.follow(task, target)
             on_done(task, view)
@@ -142,7 +153,12 @@ def _refused(task: Prepared, exc: PromoteError) -> JobView:
     for event in read_events(str(task.run.events)):
         view.apply(event)
     record = task.record
-    record.state, record.reason, record.message, record.finished_at = view.state, view.reason, view.message, view.finished_at
+    record.state, record.reason, record.message, record.finished_at = (
+        view.state,
+        view.reason,
+        view.message,
+        view.finished_at,
+    )
     task.run.write(record)
     return view
 

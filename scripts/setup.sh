@@ -8,6 +8,9 @@ if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
 .venv/bin/python -m pip install --quiet --upgrade pip
+# the lockfile must match package.json: a drift fails here rather than being rewritten by an install
+PATH="$(pwd)/.venv/bin:$PATH" .venv/bin/python -m pip install --quiet "jupyterlab>=4,<5"
+PATH="$(pwd)/.venv/bin:$PATH" jlpm install --immutable >/dev/null
 .venv/bin/python -m pip install --quiet -e ".[test]"
 # the editable install's labextension is a link to the build output (the template's dev set-up), so a
 # rebuild (jlpm build) is what JupyterLab serves

@@ -19,6 +19,12 @@ echo "$labext" | grep "jupyter-promote" || true
 grep -q "jupyter-promote .*enabled.*OK" <<<"$labext" || { echo "FAIL: the labextension is not enabled and OK"; status=1; }
 serverext=$(jupyter server extension list 2>&1)
 grep -q "jupyter_promote .*OK" <<<"$serverext" || { echo "FAIL: the server extension is not OK"; echo "$serverext"; status=1; }
+# hygiene, as anyone can run it (settings in pyproject.toml and package.json)
+lint() { echo "lint: $*"; "$@" || { echo "FAIL: $*"; status=1; }; }
+lint ruff check jupyter_promote tests benchmarks ui-tests
+lint ruff format --check jupyter_promote tests benchmarks ui-tests
+lint mypy jupyter_promote
+lint jlpm lint:check
 python -m pytest "$@" || status=$?
 # the frontend: Jest, jupyterlab.browser_check and the galata tests in a real browser
 bash scripts/ui-tests.sh || status=1

@@ -13,6 +13,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = Path(__file__).parent / "notebooks"
+
+
 def _corpus() -> Path:
     """papermill's test notebooks, in the shared folder beside the project (or PROMOTE_CORPUS)."""
     candidates = [os.environ.get("PROMOTE_CORPUS"), ROOT.parent / "shared", Path("/work/shared")]
@@ -39,9 +41,16 @@ class CLI:
     def command(self, *args: str) -> list[str]:
         return [str(BIN / "jupyter"), "promote", *args]
 
-    def __call__(self, *args: str, timeout: float = 240, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    def __call__(
+        self, *args: str, timeout: float = 240, env: dict[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            self.command(*args), capture_output=True, text=True, timeout=timeout, env={**self.env, **(env or {})}, cwd=self.tmp
+            self.command(*args),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env={**self.env, **(env or {})},
+            cwd=self.tmp,
         )
 
     def popen(self, *args: str) -> subprocess.Popen[str]:
@@ -90,7 +99,9 @@ def docker_ready() -> None:
     """The Docker tests need the engine and base image that scripts/test.sh starts and builds; never skipped."""
     probe = subprocess.run(["docker", "image", "inspect", BASE_IMAGE], capture_output=True, text=True)
     if probe.returncode != 0:
-        pytest.fail(f"Docker engine or base image {BASE_IMAGE} missing: run scripts/docker-up.sh and scripts/base-image.sh")
+        pytest.fail(
+            f"Docker engine or base image {BASE_IMAGE} missing: run scripts/docker-up.sh and scripts/base-image.sh"
+        )
 
 
 @pytest.fixture(scope="session")
@@ -103,7 +114,15 @@ def small_kernel(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     if not (venv / "bin" / "python").exists() or not (venv / ".complete").exists():
         subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True)
         subprocess.run(
-            [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "-r", str(ROOT / "tests" / "envs" / "small-kernel.txt")],
+            [
+                str(venv / "bin" / "python"),
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "-r",
+                str(ROOT / "tests" / "envs" / "small-kernel.txt"),
+            ],
             check=True,
         )
         (venv / ".complete").write_text("ok\n")
@@ -111,8 +130,13 @@ def small_kernel(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     spec = path / "kernels" / SMALL_KERNEL
     spec.mkdir(parents=True)
     (spec / "kernel.json").write_text(
-        json.dumps({"argv": [str(venv / "bin" / "python"), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-                    "display_name": "small", "language": "python"})  # fmt: skip
+        json.dumps(
+            {
+                "argv": [str(venv / "bin" / "python"), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+                "display_name": "small",
+                "language": "python",
+            }
+        )
     )
     return {"JUPYTER_PATH": str(path), "PROMOTE_SMALL_PYTHON": str(venv / "bin" / "python")}
 
@@ -122,7 +146,16 @@ def on_kernel(notebook: Path, kernel: str, directory: Path, extra_cells: list[st
     nb = json.loads(notebook.read_text())
     nb["metadata"]["kernelspec"] = {"name": kernel, "display_name": kernel, "language": "python"}
     for i, source in enumerate(extra_cells):
-        nb["cells"].append({"cell_type": "code", "id": f"extra-{i}", "metadata": {}, "outputs": [], "execution_count": None, "source": source})
+        nb["cells"].append(
+            {
+                "cell_type": "code",
+                "id": f"extra-{i}",
+                "metadata": {},
+                "outputs": [],
+                "execution_count": None,
+                "source": source,
+            }
+        )
     directory.mkdir(parents=True, exist_ok=True)
     out = directory / notebook.name
     out.write_text(json.dumps(nb))
@@ -138,16 +171,24 @@ def docker_cli(cli: CLI, small_kernel: dict[str, str], tmp_path_factory: pytest.
 
 
 def volumes() -> set[str]:
-    return set(subprocess.run(["docker", "volume", "ls", "-q"], capture_output=True, text=True, check=True).stdout.split())
+    return set(
+        subprocess.run(["docker", "volume", "ls", "-q"], capture_output=True, text=True, check=True).stdout.split()
+    )
 
 
 def containers_of_tests() -> list[str]:
     """Containers jupyter-promote made (jobs, verification, probes) that are still there."""
     out = subprocess.run(
-        ["docker", "ps", "-a", "-q", "--filter", "label=io.jupyter-promote.job"], capture_output=True, text=True, check=True
+        ["docker", "ps", "-a", "-q", "--filter", "label=io.jupyter-promote.job"],
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout.split()
     out += subprocess.run(
-        ["docker", "ps", "-a", "-q", "--filter", "label=io.jupyter-promote.role"], capture_output=True, text=True, check=True
+        ["docker", "ps", "-a", "-q", "--filter", "label=io.jupyter-promote.role"],
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout.split()
     return out
 
@@ -183,7 +224,11 @@ def registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 @pytest.fixture(scope="session")
 def slurm_cluster() -> None:
     """The Slurm tests need the cluster that scripts/test.sh starts (scripts/slurm-up.sh); never skipped."""
-    probe = subprocess.run(["sinfo", "-h", "-o", "%T"], capture_output=True, text=True, check=False) if _which("sinfo") else None
+    probe = (
+        subprocess.run(["sinfo", "-h", "-o", "%T"], capture_output=True, text=True, check=False)
+        if _which("sinfo")
+        else None
+    )
     if probe is None or probe.returncode != 0 or not probe.stdout.strip():
         pytest.fail("no Slurm cluster answers: run scripts/slurm-up.sh (as root)")
     if not any(s.startswith(("idle", "mix", "alloc")) for s in probe.stdout.split()):

@@ -8,7 +8,6 @@ import subprocess
 from pathlib import Path
 
 import nbformat
-
 from conftest import BIN, NOTEBOOKS
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -47,7 +46,9 @@ def test_convert_is_idempotent(cli, tmp_path):
 
 def test_notebook_without_parameters_cell_converts_with_a_note(cli, tmp_path):
     notebook = tmp_path / "plain.ipynb"
-    nb = nbformat.v4.new_notebook(metadata={"kernelspec": {"name": "python3", "language": "python", "display_name": "P"}})
+    nb = nbformat.v4.new_notebook(
+        metadata={"kernelspec": {"name": "python3", "language": "python", "display_name": "P"}}
+    )
     nb.cells = [nbformat.v4.new_code_cell("x = 1")]
     nbformat.write(nb, notebook)
     result = convert(cli, notebook, tmp_path / "job.ipynb")
@@ -59,7 +60,9 @@ def test_plain_papermill_reruns_a_job_notebook_with_monitoring(cli, tmp_path):
     assert convert(cli, NOTEBOOKS / "success.ipynb", job).returncode == 0
     result = subprocess.run(
         [str(BIN / "papermill"), str(job), str(tmp_path / "out.ipynb"), "-p", "name", "batch", "--cwd", str(tmp_path)],
-        capture_output=True, text=True, timeout=180,
+        capture_output=True,
+        text=True,
+        timeout=180,
     )
     assert result.returncode == 0, result.stderr
     assert "hello batch" in (tmp_path / "out.ipynb").read_text()
@@ -73,7 +76,10 @@ def test_papermill_engine_entry_point_emits_cell_events(cli, tmp_path):
     assert convert(cli, NOTEBOOKS / "failing.ipynb", job).returncode == 0
     result = subprocess.run(
         [str(BIN / "papermill"), "--engine", "promote", str(job), str(tmp_path / "out.ipynb"), "--cwd", str(tmp_path)],
-        capture_output=True, text=True, timeout=180, cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        cwd=tmp_path,
     )
     assert result.returncode == 1
     evs = [json.loads(line) for line in (tmp_path / "events.jsonl").read_text().splitlines()]
@@ -85,7 +91,9 @@ def test_bad_notebooks_are_refused_in_one_line_and_nothing_is_written(cli, tmp_p
     malformed = tmp_path / "malformed.ipynb"
     malformed.write_text('{"cells": [')
     invalid = tmp_path / "invalid.ipynb"
-    invalid.write_text(json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [{"cell_type": "bogus"}]}))
+    invalid.write_text(
+        json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [{"cell_type": "bogus"}]})
+    )
     r_kernel = tmp_path / "r.ipynb"
     nb = nbformat.v4.new_notebook(metadata={"kernelspec": {"name": "ir", "language": "R", "display_name": "R"}})
     nbformat.write(nb, r_kernel)

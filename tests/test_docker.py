@@ -44,7 +44,7 @@ def test_docker_run_builds_verifies_runs_and_reuses(docker_cli, tmp_path):
     again = docker_cli("run", str(nb), "--target", "docker", *docker_cli.base, timeout=300)
     assert again.returncode == 0, again.stderr
     assert "reused" in again.stderr and "build step" not in again.stderr
-    second = [job(r) for r in sorted(docker_cli.runs.iterdir()) if r != run][0]
+    second = next(job(r) for r in sorted(docker_cli.runs.iterdir()) if r != run)
     assert second["image"]["ref"] == image["ref"] and second["image"]["built"] is False
     assert containers_of_tests() == [] and volumes() == volumes_before
 
@@ -56,10 +56,12 @@ def test_docker_failing_cell_and_oom_kill(docker_cli, tmp_path):
     record = job(docker_cli.only_run())
     assert record["reason"] == "error" and "ZeroDivisionError" in record["message"]
     # an allocation far past --memory is killed by the container's cgroup: reason oom, with the limit
-    hog = on_kernel(NOTEBOOKS / "success.ipynb", SMALL_KERNEL, tmp_path / "b", ["x = b'x' * (600 << 20)\nprint(len(x))"])
+    hog = on_kernel(
+        NOTEBOOKS / "success.ipynb", SMALL_KERNEL, tmp_path / "b", ["x = b'x' * (600 << 20)\nprint(len(x))"]
+    )
     result = docker_cli("run", str(hog), "--target", "docker", "--memory", "128M", *docker_cli.base, timeout=300)
     assert result.returncode == 1, result.stderr
-    run = [r for r in sorted(docker_cli.runs.iterdir()) if job(r)["notebook"] == str(hog)][0]
+    run = next(r for r in sorted(docker_cli.runs.iterdir()) if job(r)["notebook"] == str(hog))
     record = job(run)
     assert record["state"] == "failed" and record["reason"] == "oom", record
     assert "128M" in record["message"]
@@ -151,7 +153,10 @@ def test_secrets_never_reach_the_context_or_a_layer(docker_cli, small_kernel, tm
     assert dry.returncode == 0, dry.stderr
     files = [line.strip() for line in dry.stdout.split("build context")[1].split("Dockerfile:")[0].splitlines()[1:]]
     assert {"Dockerfile", "requirements.lock.txt", "runner-requirements.txt", "runner/kernel.json"} <= set(files)
-    assert all(f in ("Dockerfile", "requirements.lock.txt", "runner-requirements.txt") or f.startswith("runner/") for f in files)
+    assert all(
+        f in ("Dockerfile", "requirements.lock.txt", "runner-requirements.txt") or f.startswith("runner/")
+        for f in files
+    )
     # When the image is built with them, Then no byte of any layer carries the canary
     built = docker_cli(*args, "--rebuild", "--json", env=env, timeout=900)
     assert built.returncode == 0, built.stderr

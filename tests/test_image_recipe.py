@@ -15,8 +15,16 @@ LOCK = {
     "python": {"version": "3.11.7", "implementation": "CPython"},
     "packages": [
         {"name": "numpy", "version": "2.4.6", "source": {"kind": "index"}},
-        {"name": "mylib", "version": "0.1", "source": {"kind": "editable", "wheel": "wheels/mylib-0.1-py3-none-any.whl"}},
-        {"name": "torch", "version": "2.5.1+cu121", "source": {"kind": "index", "index": "https://download.pytorch.org/whl/cu121"}},
+        {
+            "name": "mylib",
+            "version": "0.1",
+            "source": {"kind": "editable", "wheel": "wheels/mylib-0.1-py3-none-any.whl"},
+        },
+        {
+            "name": "torch",
+            "version": "2.5.1+cu121",
+            "source": {"kind": "index", "index": "https://download.pytorch.org/whl/cu121"},
+        },
     ],
 }
 
@@ -29,7 +37,9 @@ def _golden(name: str, text: str) -> None:
 
 
 def test_dockerfile_network_mode_matches_golden():
-    options = recipe.BuildOptions(base_image="python:3.11.7-slim", secrets=("ca", "pipconf"), system_packages=("libgomp1",))
+    options = recipe.BuildOptions(
+        base_image="python:3.11.7-slim", secrets=("ca", "pipconf"), system_packages=("libgomp1",)
+    )
     text = recipe.render_dockerfile(LOCK, options, has_local_wheels=True)
     _golden("network.Dockerfile", text)
     # secrets are mounted for the install steps only; no index URL or bundle is written into the file
@@ -49,7 +59,10 @@ def test_dockerfile_wheelhouse_mode_matches_golden():
 def test_layers_go_stable_first_and_the_notebook_is_never_in_them():
     text = recipe.render_dockerfile(LOCK, recipe.BuildOptions(base_image="b"), has_local_wheels=False)
     image = text[text.index("FROM b\n") :]  # the final stage; the runner stage before it builds in parallel
-    order = [image.index(s) for s in ("FROM b", "COPY requirements.lock.txt", "RUN /opt/promote/tools/bin/pip", "COPY --from=runner")]
+    order = [
+        image.index(s)
+        for s in ("FROM b", "COPY requirements.lock.txt", "RUN /opt/promote/tools/bin/pip", "COPY --from=runner")
+    ]
     assert order == sorted(order)
     assert "FROM b AS runner" in text and "COPY runner/" in text[: text.index("FROM b\n")]
     assert ".ipynb" not in text
@@ -67,7 +80,9 @@ def test_pip_conf_keeps_reachable_indexes_and_adds_inferred_ones():
     conf = network.render_pip_conf(settings, LOCK)
     assert conf.startswith("[global]\n")
     assert "https://pypi.example/simple" in conf and "https://download.pytorch.org/whl/cu121" in conf
-    assert network._reachable_from_a_build("https://x") and not network._reachable_from_a_build("file:///opt/pypi/simple")
+    assert network._reachable_from_a_build("https://x") and not network._reachable_from_a_build(
+        "file:///opt/pypi/simple"
+    )
 
 
 def test_runner_requirements_pin_the_runner_closure():
@@ -82,7 +97,11 @@ def test_verification_diff_names_missing_extra_and_other_versions():
                           {"name": "jupyter_promote", "version": "0.1"}]}  # fmt: skip
     lock = {"packages": [{"name": "numpy", "version": "2.4.6"}, {"name": "torch", "version": "2.5.1"}]}
     diff = diff_packages(lock, image)
-    assert [(d["name"], d["problem"]) for d in diff] == [("numpy", "other version"), ("six", "extra"), ("torch", "missing")]
+    assert [(d["name"], d["problem"]) for d in diff] == [
+        ("numpy", "other version"),
+        ("six", "extra"),
+        ("torch", "missing"),
+    ]
     table = Verification(ok=False, python="3.11.2", differences=diff).table()
     assert table.splitlines()[0].split() == ["package", "lock", "image", "problem"]
     assert "2.4.5" in table and "missing" in table

@@ -11,7 +11,6 @@ import venv
 from pathlib import Path
 
 import pytest
-
 from conftest import BASE_IMAGE, docker_ready
 
 
@@ -25,7 +24,9 @@ def tiny_wheel(folder: Path, version: str, requires_python: str) -> Path:
         f'[project]\nname = "tinypkg"\nversion = "{version}"\nrequires-python = "{requires_python}"\n'
     )
     links = folder / "links"
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(links), str(src)], check=True, timeout=300)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(links), str(src)], check=True, timeout=300
+    )
     return links
 
 

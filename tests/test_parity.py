@@ -7,15 +7,18 @@ import json
 
 import nbformat
 import pytest
+from conftest import job
 from nbclient import NotebookClient
 
-from conftest import job
 from jupyter_promote.parity import compare_metrics, first_divergence, seed_band
 
 SOURCE = [
     ("drift = 0.0", ["parameters"]),
     ("accuracy = 0.9 + drift\nloss = 0.5", []),
-    ("import jupyter_promote as promote\npromote.report(accuracy=accuracy, loss=loss, tolerance={'accuracy': 0.01})", []),
+    (
+        "import jupyter_promote as promote\npromote.report(accuracy=accuracy, loss=loss, tolerance={'accuracy': 0.01})",
+        [],
+    ),
 ]
 
 

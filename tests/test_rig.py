@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from conftest import NOTEBOOKS, docker_ready
 
 RIG_USER = os.environ.get("PROMOTE_RIG_USER", "promote-user")
@@ -37,7 +36,9 @@ ACTIVATE = "source ~/.venvs/jupyter/bin/activate"
 
 def as_user(script: str, timeout: float = 900) -> subprocess.CompletedProcess[str]:
     """``script`` in a login shell of the rig's user (their HOME, PATH and groups, nothing of root's)."""
-    return subprocess.run(["runuser", "-l", RIG_USER, "-c", script], capture_output=True, text=True, timeout=timeout, check=False)
+    return subprocess.run(
+        ["runuser", "-l", RIG_USER, "-c", script], capture_output=True, text=True, timeout=timeout, check=False
+    )
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +53,11 @@ def user() -> pwd.struct_passwd:
 
 
 def snapshot(folder: Path) -> dict[str, str]:
-    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
 def new_project(user: pwd.struct_passwd, name: str, *sources: Path) -> Path:
@@ -64,7 +69,11 @@ def new_project(user: pwd.struct_passwd, name: str, *sources: Path) -> Path:
     assert done.returncode == 0, done.stderr
     for notebook in folder.glob("*.ipynb"):  # the user's own kernelspec, as their notebooks name it
         nb = json.loads(notebook.read_text())
-        nb["metadata"]["kernelspec"] = {"name": "project-kernel", "display_name": "Project (venv)", "language": "python"}
+        nb["metadata"]["kernelspec"] = {
+            "name": "project-kernel",
+            "display_name": "Project (venv)",
+            "language": "python",
+        }
         notebook.write_text(json.dumps(nb, indent=1))  # rewritten in place: still the user's file
     return folder
 
@@ -93,7 +102,9 @@ def test_the_cli_promotes_a_notebook_with_files_beside_it(user, target, slurm_cl
     project = new_project(user, f"cli {target}", PROJECT)
     before = snapshot(project)
     # When the user promotes it from that folder, with their own venv activated
-    done = as_user(f"{ACTIVATE} && cd {shlex.quote(str(project))} && jupyter promote run files.ipynb -p scale 2 --target {target}")
+    done = as_user(
+        f"{ACTIVATE} && cd {shlex.quote(str(project))} && jupyter promote run files.ipynb -p scale 2 --target {target}"
+    )
     # Then the job succeeded and what it wrote is in its run directory, owned by the user, listed as artifacts
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
     output = done.stdout + done.stderr

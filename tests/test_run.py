@@ -14,7 +14,15 @@ def test_success_writes_a_complete_run_directory(cli):
     result = cli("run", str(NOTEBOOKS / "success.ipynb"), "-p", "name", "cluster")
     assert result.returncode == 0, result.stderr
     run = cli.only_run()
-    for name in ("job.json", "job.ipynb", "output.ipynb", "events.jsonl", "env/promote.lock.json", "env/requirements.txt", "job.log"):
+    for name in (
+        "job.json",
+        "job.ipynb",
+        "output.ipynb",
+        "events.jsonl",
+        "env/promote.lock.json",
+        "env/requirements.txt",
+        "job.log",
+    ):
         assert (run / name).is_file(), name
     record = job(run)
     assert record["state"] == "succeeded" and record["reason"] is None
@@ -63,7 +71,7 @@ def test_hang_raises_a_stall_alert_dumps_stacks_and_fails(cli):
     alert = next(e for e in events(run) if e["type"] == "alert")
     assert alert["kind"] == "stall"
     stacks = run / alert["stacks"]
-    assert stacks.is_file() and "sleep" in stacks.read_text() or "File" in stacks.read_text()
+    assert (stacks.is_file() and "sleep" in stacks.read_text()) or "File" in stacks.read_text()
 
 
 def test_slowdown_raises_a_throughput_alert_and_the_job_continues(cli):
@@ -83,13 +91,34 @@ def test_parameters_are_typed_as_papermill_types_them(cli, tmp_path):
     params = tmp_path / "params.yaml"
     params.write_text("items: [1, 2, 3]\nlabel: 2024-01-01\n")
     result = cli(
-        "run", str(NOTEBOOKS / "typed.ipynb"),
-        "-p", "count", "3", "-p", "ratio", "1e-3", "-p", "flag", "True", "-p", "nothing", "None",
-        "-f", str(params), env={"TYPED_OUT": str(out)},
+        "run",
+        str(NOTEBOOKS / "typed.ipynb"),
+        "-p",
+        "count",
+        "3",
+        "-p",
+        "ratio",
+        "1e-3",
+        "-p",
+        "flag",
+        "True",
+        "-p",
+        "nothing",
+        "None",
+        "-f",
+        str(params),
+        env={"TYPED_OUT": str(out)},
     )
     assert result.returncode == 0, result.stderr
     data = json.loads(out.read_text())
-    assert data["kinds"] == {"count": "int", "ratio": "float", "flag": "bool", "nothing": "NoneType", "label": "str", "items": "list"}
+    assert data["kinds"] == {
+        "count": "int",
+        "ratio": "float",
+        "flag": "bool",
+        "nothing": "NoneType",
+        "label": "str",
+        "items": "list",
+    }
     assert data["values"]["label"] == "2024-01-01" and data["values"]["items"] == [1, 2, 3]
 
 
@@ -104,7 +133,9 @@ def test_seed_parameter_seeds_the_job(cli, tmp_path):
     values = []
     for i in range(2):
         out = tmp_path / f"seed{i}.json"
-        assert cli("run", str(NOTEBOOKS / "seeded.ipynb"), "-p", "seed", "11", env={"SEED_OUT": str(out)}).returncode == 0
+        assert (
+            cli("run", str(NOTEBOOKS / "seeded.ipynb"), "-p", "seed", "11", env={"SEED_OUT": str(out)}).returncode == 0
+        )
         values.append(json.loads(out.read_text()))
     import random
 
@@ -231,7 +262,11 @@ def test_deterministic_runs_reproduce_bit_for_bit_and_name_a_nondeterministic_op
         outs.append(json.loads(out.read_text()))
         alerts = [e for e in events(tmp_path / f"r{replica}") if e["type"] == "alert"]
         assert [a["kind"] for a in alerts] == ["nondeterministic_op"], alerts
-        assert "max_unpool" in alerts[0]["op"] and alerts[0]["cell"].startswith("cell ") and "MaxPool1d" in alerts[0]["cell"]
+        assert (
+            "max_unpool" in alerts[0]["op"]
+            and alerts[0]["cell"].startswith("cell ")
+            and "MaxPool1d" in alerts[0]["cell"]
+        )
     # Then the two replicas agree exactly: seeded workers, seeded generators, the same initial weights
     assert outs[0] == outs[1]
 

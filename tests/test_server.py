@@ -10,11 +10,12 @@ import shutil
 import subprocess
 import sys
 import time
+from typing import ClassVar
 
 import pytest
+from conftest import BASE_IMAGE, NOTEBOOKS
 from tornado.httpclient import HTTPClientError
 
-from conftest import BASE_IMAGE, NOTEBOOKS
 from jupyter_promote.models import JobRecord, JobState
 from jupyter_promote.rundir import RunDir
 from jupyter_promote.store import JobStore
@@ -86,7 +87,9 @@ async def test_every_route_refuses_unauthenticated_requests(jp_fetch):
 
 async def test_post_runs_a_job_and_the_api_shows_all_of_it(jp_fetch, notebooks):
     # When a notebook is promoted through the API
-    code, body = await api(jp_fetch, "jobs", method="POST", body={"notebook": "success.ipynb", "parameters": {"name": "api"}})
+    code, body = await api(
+        jp_fetch, "jobs", method="POST", body={"notebook": "success.ipynb", "parameters": {"name": "api"}}
+    )
     assert code == 202
     job_id = body["id"]
     # Then it runs to the end, and every view of it agrees
@@ -166,15 +169,18 @@ async def test_bad_payloads_get_their_status_and_name_the_field(jp_fetch, notebo
 
 async def test_a_sweep_runs_one_job_per_set_with_bounded_parallelism(jp_fetch, notebooks):
     # Given a 2 x 2 grid and at most 2 jobs at a time
-    body = {"notebook": "success.ipynb", "parameters": {"name": "grid"}, "sweep": {"a": [1, 2], "b": [10, 20]}, "max_parallel": 2}
+    body = {
+        "notebook": "success.ipynb",
+        "parameters": {"name": "grid"},
+        "sweep": {"a": [1, 2], "b": [10, 20]},
+        "max_parallel": 2,
+    }
     code, sweep = await api(jp_fetch, "jobs", method="POST", body=body)
     assert code == 202 and len(sweep["ids"]) == 4 and sweep["id"] == sweep["ids"][0]
     records = [await wait_final(jp_fetch, job_id, timeout=240) for job_id in sweep["ids"]]
     # Then each job ran its own set over the shared parameters, in grid order
     assert [r["state"] for r in records] == ["succeeded"] * 4
-    assert [r["parameters"] for r in records] == [
-        {"name": "grid", "a": a, "b": b} for a in (1, 2) for b in (10, 20)
-    ]
+    assert [r["parameters"] for r in records] == [{"name": "grid", "a": a, "b": b} for a in (1, 2) for b in (10, 20)]
     assert [r["metrics"]["b"] for r in records] == [2, 2, 4, 4]  # the notebook computes b = a * 2 after b is injected
     assert [r["sweep"] for r in records] == [{"id": sweep["sweep"], "index": i, "size": 4} for i in range(4)]
     # And never more than 2 ran at once
@@ -239,7 +245,9 @@ def unfinished_jobs(store_path, tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "jupyter_promote.cli", "run", str(NOTEBOOKS / "hang.ipynb"), "--out", str(out)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
     deadline = time.time() + 60
-    while time.time() < deadline and not (out / "job.json").exists() or (RunDir(out).exists() and not RunDir(out).read().handle):
+    while (time.time() < deadline and not (out / "job.json").exists()) or (
+        RunDir(out).exists() and not RunDir(out).read().handle
+    ):
         time.sleep(0.2)
     live = RunDir(out).read()
     store.put_job(live, str(out))
@@ -267,7 +275,9 @@ async def test_server_start_reconciles_unfinished_jobs(unfinished_jobs, jp_fetch
 
 
 async def test_rerun_and_freeze_preview(jp_fetch, notebooks):
-    _, body = await api(jp_fetch, "jobs", method="POST", body={"notebook": "success.ipynb", "parameters": {"name": "one"}})
+    _, body = await api(
+        jp_fetch, "jobs", method="POST", body={"notebook": "success.ipynb", "parameters": {"name": "one"}}
+    )
     await wait_final(jp_fetch, body["id"])
     code, again = await api(jp_fetch, "jobs", body["id"], "rerun", method="POST", body={})
     assert code == 202 and again["id"] != body["id"]
@@ -282,7 +292,14 @@ async def test_rerun_and_freeze_preview(jp_fetch, notebooks):
     _, typed = await api(jp_fetch, "freeze", method="POST", body={"notebook": "typed.ipynb"})
     by_name = {p["name"]: p for p in typed["parameters"]}
     assert [p["name"] for p in typed["parameters"]] == ["count", "ratio", "flag", "nothing", "label", "items"]
-    assert by_name["ratio"] == {"name": "ratio", "type": "float", "default": "0.5", "value": 0.5, "literal": True, "help": ""}
+    assert by_name["ratio"] == {
+        "name": "ratio",
+        "type": "float",
+        "default": "0.5",
+        "value": 0.5,
+        "literal": True,
+        "help": "",
+    }
     assert by_name["flag"]["type"] == "bool" and by_name["items"]["value"] == [1]
     code, body = await error(jp_fetch, "freeze", method="POST", body={"notebook": "../x.ipynb"})
     assert code == 403
@@ -297,11 +314,13 @@ def test_openapi_document_matches_the_handlers():
     from jupyter_promote import routes
 
     spec = yaml.safe_load((Path(routes.__file__).parent / "openapi.yaml").read_text())
-    documented = {(path, method.upper()) for path, item in spec["paths"].items() for method in item if method != "parameters"}
+    documented = {
+        (path, method.upper()) for path, item in spec["paths"].items() for method in item if method != "parameters"
+    }
 
     class App:
-        settings = {"base_url": "/"}
-        table: list = []
+        settings: ClassVar[dict] = {"base_url": "/"}
+        table: ClassVar[list] = []
 
         def add_handlers(self, host, handlers):
             self.table.extend(handlers)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import shutil
 
 import pytest
-
 from conftest import NOTEBOOKS
 from test_server import api, error, wait_final
 

@@ -8,11 +8,11 @@ import shutil
 
 import pytest
 import schemathesis
-from hypothesis import HealthCheck, settings
-
 from conftest import NOTEBOOKS
-from jupyter_promote import routes
+from hypothesis import HealthCheck, settings
 from live_server import TOKEN, Server
+
+from jupyter_promote import routes
 
 SPEC = routes.__file__.replace("routes.py", "openapi.yaml")
 schema = schemathesis.openapi.from_path(SPEC)
@@ -37,4 +37,6 @@ def server(tmp_path_factory):
 @settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
 def test_no_request_gets_a_server_error(case, server):
     response = case.call(base_url=server.url, headers={"Authorization": f"token {TOKEN}"})
-    assert response.status_code < 500, f"{case.method} {case.formatted_path} -> {response.status_code}: {response.text[:300]}"
+    assert response.status_code < 500, (
+        f"{case.method} {case.formatted_path} -> {response.status_code}: {response.text[:300]}"
+    )

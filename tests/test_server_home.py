@@ -15,7 +15,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import NOTEBOOKS
 from test_server import api, error
 
@@ -40,7 +39,11 @@ def jp_server_config(tmp_path, monkeypatch):
 
 def snapshot(folder: Path) -> dict[str, str]:
     """Every file under ``folder`` with its content hash: what the user would notice changing."""
-    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
 async def wait_final(jp_fetch, job_id: str, timeout: float = 180) -> dict:
@@ -69,7 +72,9 @@ async def test_a_server_started_in_a_home_project_folder_promotes_its_notebooks(
     assert code == 200 and preview["kernel"] == "python3"
     assert "python3" in {k["name"] for k in preview["kernels"]}
     assert isinstance(preview["check"]["findings"], list)
-    code, body = await api(jp_fetch, "jobs", method="POST", body={"notebook": "analysis/files.ipynb", "parameters": {"scale": 2}})
+    code, body = await api(
+        jp_fetch, "jobs", method="POST", body={"notebook": "analysis/files.ipynb", "parameters": {"scale": 2}}
+    )
     assert code == 202
     record = await wait_final(jp_fetch, body["id"])
     # Then it succeeded, read the files beside it, and what it wrote is listed as its artifacts

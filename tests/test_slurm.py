@@ -10,7 +10,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from conftest import NOTEBOOKS, SMALL_KERNEL, events, job, on_kernel, wait_for
 
 HOSTILE = "x'; touch /tmp/pwned-by-promote; '"
@@ -51,7 +50,11 @@ def test_slurm_job_runs_in_a_venv_from_the_lock_and_a_hostile_value_stays_a_stri
 
 def test_scancel_from_outside_is_reported_as_cancelled(slurm_cli):
     proc = slurm_cli.popen("run", str(slurm_cli.nb("hang.ipynb")), "--target", "slurm")
-    run = wait_for(lambda: next(iter(sorted(slurm_cli.runs.glob("*"))), None) if slurm_cli.runs.exists() else None, 120, "a run dir")
+    run = wait_for(
+        lambda: next(iter(sorted(slurm_cli.runs.glob("*"))), None) if slurm_cli.runs.exists() else None,
+        120,
+        "a run dir",
+    )
     wait_for(lambda: state_of(run) == "running", 300, "the job to run")
     subprocess.run(["scancel", job(run)["handle"]["job_id"]], check=True)
     proc.wait(timeout=120)
@@ -69,7 +72,9 @@ def test_a_job_past_its_time_limit_is_reported_as_timeout(slurm_cli):
 
 
 def test_a_submission_slurm_refuses_is_a_clear_error_and_leaves_nothing(slurm_cli):
-    result = slurm_cli("run", str(slurm_cli.nb("success.ipynb")), "--target", "slurm", "--SlurmTarget.partition=nowhere")
+    result = slurm_cli(
+        "run", str(slurm_cli.nb("success.ipynb")), "--target", "slurm", "--SlurmTarget.partition=nowhere"
+    )
     assert result.returncode == 2, result.stderr
     line = result.stderr.strip().splitlines()[-1]
     assert "sbatch refused the job" in line and "partition" in line.lower()
@@ -93,11 +98,15 @@ def test_slurm_job_in_a_docker_container(slurm_cli):
 def test_a_job_waiting_for_resources_shows_slurms_reason(slurm_cli, tmp_path):
     # Given the node's 2 CPUs taken by one job, a second job waits, and says why
     first = slurm_cli.popen("run", str(slurm_cli.nb("hang.ipynb")), "--target", "slurm", "--cpus", "2")
-    run1 = wait_for(lambda: next(iter(sorted(slurm_cli.runs.glob("*"))), None) if slurm_cli.runs.exists() else None, 120, "run 1")
+    run1 = wait_for(
+        lambda: next(iter(sorted(slurm_cli.runs.glob("*"))), None) if slurm_cli.runs.exists() else None, 120, "run 1"
+    )
     wait_for(lambda: state_of(run1) == "running", 300, "job 1 to run")
     second = slurm_cli.popen("run", str(slurm_cli.nb("success.ipynb")), "--target", "slurm", "--cpus", "2")
     run2 = wait_for(lambda: next((r for r in slurm_cli.runs.glob("*") if r != run1), None), 120, "run 2")
-    queued = wait_for(lambda: [e for e in events(run2) if e["type"] == "status" and e.get("source") == "target"], 60, "a reason")
+    queued = wait_for(
+        lambda: [e for e in events(run2) if e["type"] == "status" and e.get("source") == "target"], 60, "a reason"
+    )
     assert queued[0]["state"] == "queued" and queued[0]["reason"] == "resources" and "Resources" in queued[0]["message"]
     # When the first ends, the second runs
     subprocess.run(["scancel", job(run1)["handle"]["job_id"]], check=True)
@@ -108,7 +117,11 @@ def test_a_job_waiting_for_resources_shows_slurms_reason(slurm_cli, tmp_path):
 
 def test_a_node_failure_during_a_job_is_reported_not_left_running(slurm_cli):
     proc = slurm_cli.popen("run", str(slurm_cli.nb("hang.ipynb")), "--target", "slurm")
-    run = wait_for(lambda: next(iter(sorted(slurm_cli.runs.glob("*"))), None) if slurm_cli.runs.exists() else None, 120, "a run dir")
+    run = wait_for(
+        lambda: next(iter(sorted(slurm_cli.runs.glob("*"))), None) if slurm_cli.runs.exists() else None,
+        120,
+        "a run dir",
+    )
     wait_for(lambda: state_of(run) == "running", 300, "the job to run")
     subprocess.run(["pkill", "-9", "-x", "slurmd"], check=True)
     try:

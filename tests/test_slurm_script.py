@@ -8,12 +8,12 @@ import shlex
 import subprocess
 
 import pytest
+from test_image_recipe import _golden
 
 from jupyter_promote.errors import UsageError
 from jupyter_promote.models import JobState, Resources
 from jupyter_promote.targets.slurm import slurm_status
 from jupyter_promote.targets.slurm_script import JobScript, SiteSettings, directives, render
-from test_image_recipe import _golden
 
 JOB = JobScript(
     job_name="promote-train",
@@ -42,7 +42,11 @@ def test_directives_from_resources_and_site():
     lines = directives(JOB, SITE)
     assert "#SBATCH --cpus-per-task=4" in lines and "#SBATCH --mem=16384M" in lines
     assert "#SBATCH --gres=gpu:2" in lines and "#SBATCH --time=0-02:00:00" in lines
-    assert "#SBATCH --partition=gpu" in lines and "#SBATCH --constraint=a100|h100" in lines and "#SBATCH --exclusive" in lines
+    assert (
+        "#SBATCH --partition=gpu" in lines
+        and "#SBATCH --constraint=a100|h100" in lines
+        and "#SBATCH --exclusive" in lines
+    )
     gpus = directives(JOB, SiteSettings(gpu_directive="gpus", skip_directives=("mem", "--time")))
     assert "#SBATCH --gpus=2" in gpus and not any("--mem" in line or "--time" in line for line in gpus)
 

@@ -16,12 +16,17 @@ def test_parameter_typing_matches_papermill(value):
     assert repr(resolve_type(value)) == repr(_resolve_type(value))
 
 
-@pytest.mark.parametrize(("text", "seconds"), [("90s", 90), ("10m", 600), ("2h", 7200), ("30", 1800), ("1:30:00", 5400), ("1-00:00:00", 86400), ("05:00", 300)])
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [("90s", 90), ("10m", 600), ("2h", 7200), ("30", 1800), ("1:30:00", 5400), ("1-00:00:00", 86400), ("05:00", 300)],
+)
 def test_time_limits(text, seconds):
     assert parse_time_limit(text) == seconds
 
 
-@pytest.mark.parametrize(("text", "size"), [("512M", 512 * 2**20), ("4G", 4 * 2**30), ("2GiB", 2 * 2**30), ("100", 100 * 2**20)])
+@pytest.mark.parametrize(
+    ("text", "size"), [("512M", 512 * 2**20), ("4G", 4 * 2**30), ("2GiB", 2 * 2**30), ("100", 100 * 2**20)]
+)
 def test_memory_sizes(text, size):
     assert parse_memory(text) == size
 
@@ -40,9 +45,18 @@ def test_hash_ignores_origin_and_hardware():
 
 
 def test_provenance_classification():
-    assert classify({"name": "torch", "version": "2.1.0+cu121", "installer": "pip"})["index"] == "https://download.pytorch.org/whl/cu121"
+    assert (
+        classify({"name": "torch", "version": "2.1.0+cu121", "installer": "pip"})["index"]
+        == "https://download.pytorch.org/whl/cu121"
+    )
     unknown = classify({"name": "corp", "version": "1.0+internal", "installer": "pip"})
     assert unknown["index"] is None and unknown["index_known"].startswith("unknown")
-    vcs = classify({"name": "x", "version": "1", "direct_url": {"url": "https://github.com/o/x", "vcs_info": {"vcs": "git", "commit_id": "abc"}}})
+    vcs = classify(
+        {
+            "name": "x",
+            "version": "1",
+            "direct_url": {"url": "https://github.com/o/x", "vcs_info": {"vcs": "git", "commit_id": "abc"}},
+        }
+    )
     assert vcs == {"kind": "vcs", "vcs": "git", "url": "https://github.com/o/x", "commit": "abc"}
     assert "unreproducible" in classify({"name": "c", "version": "1", "installer": "conda"})

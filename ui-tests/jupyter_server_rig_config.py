@@ -3,6 +3,6 @@ the user started it in (scripts/rig-lab.sh), as for anyone who runs ``jupyter la
 
 from jupyterlab.galata import configure_jupyter_server
 
-configure_jupyter_server(c)  # noqa: F821 (c is the config object jupyter passes in)
-c.ServerApp.pop("root_dir", None)  # noqa: F821
-c.ServerApp.pop("port", None)  # noqa: F821 (given on the command line)
+configure_jupyter_server(c)
+c.ServerApp.pop("root_dir", None)
+c.ServerApp.pop("port", None)

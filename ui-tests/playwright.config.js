@@ -6,6 +6,7 @@ const baseConfig = require('@jupyterlab/galata/lib/playwright-config');
 
 module.exports = {
   ...baseConfig,
+  testDir: './tests',
   reporter: [['list'], ['html', { open: 'never' }]],
   timeout: 180000,
   expect: { timeout: 60000 },

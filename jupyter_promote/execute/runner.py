@@ -91,7 +91,12 @@ class Supervisor:
                 self._fatal_at = None
             tracker = engine.active_tracker
             running = tracker is not None and tracker.current is not None
-            if running and self.kernel_pid and self.fatal is None and now - self._last_kernel_event > self.silence_limit:
+            if (
+                running
+                and self.kernel_pid
+                and self.fatal is None
+                and now - self._last_kernel_event > self.silence_limit
+            ):
                 # the kernel stopped answering altogether (a hung C call holding the GIL): judge from outside
                 self.fatal = self.log.emit(
                     "alert",
@@ -113,6 +118,7 @@ KERNEL_START_ATTEMPTS = 2
 def _start_failure(exc: BaseException) -> bool:
     text = str(exc)
     return text.startswith("Kernel died before replying to kernel_info") or text.startswith("Kernel didn't respond")
+
 
 def _record_environment(run: RunDir, kernel: str, events: list[dict[str, Any]]) -> None:
     """``observed_env.json``: the kernel's interpreter introspected here, where the job ran (node, image),

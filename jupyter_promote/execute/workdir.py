@@ -8,10 +8,12 @@ without a copy, however many tasks a sweep runs; a notebook that writes ``result
 ``ckpt/model.pt`` creates a new file in its own ``work/``, so tasks and replicas never touch each other's
 files nor the user's. The regular files found in ``work/`` when the job ends are its artifacts.
 
-A symbolic link to a directory (a dataset mounted elsewhere) is linked as a whole, not walked. Writing
-*into* an input through its link would reach the original: container targets mount the notebook's folder
-read-only so that fails there, and elsewhere the runner compares each input's size and modification time
-after the job and raises an ``input_written`` alert naming the file.
+A folder of more than :data:`LINK_WHOLE_ABOVE` entries (a dataset: images, shards) and a symbolic link to
+a directory (a dataset mounted elsewhere) are linked as a whole, not walked: one link instead of one per file
+(``benchmarks/stage_inputs.py`` measures both). Writing *into* an input through a link would reach the
+original: container targets mount the notebook's folder read-only so that fails there, and elsewhere the
+runner compares each linked input's size and modification time (a whole-linked folder's own modification
+time) after the job and raises an ``input_written`` alert naming them.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ SKIPPED = frozenset({".git", ".hg", ".svn", ".ipynb_checkpoints", "__pycache__",
 _RUN_MARKERS = ("job.json", "sweep.json")
 #: At most this many artifacts are listed (the files stay in ``work/`` regardless).
 MAX_LISTED = 10_000
+#: A folder with more entries than this is a dataset: linked as a whole rather than mirrored file by file.
+LINK_WHOLE_ABOVE = 1000
 
 
 @dataclass
@@ -37,6 +41,8 @@ class StagedInputs:
     source: Path
     work: Path
     files: dict[str, tuple[int, int]] = field(default_factory=dict)
+    #: folders linked as a whole: path -> (0, mtime_ns) at staging (an entry made in them changes it)
+    folders: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     def written(self) -> list[str]:
         """Inputs whose size or modification time changed since staging (the job wrote into them)."""
@@ -48,6 +54,12 @@ class StagedInputs:
                 continue  # removed meanwhile: not ours to report
             if (st.st_size, st.st_mtime_ns) != before:
                 changed.append(rel)
+        for rel, (_, mtime) in self.folders.items():
+            try:
+                if os.stat(self.source / rel).st_mtime_ns != mtime:
+                    changed.append(rel + "/")
+            except OSError:
+                continue
         return sorted(changed)
 
 
@@ -63,21 +75,41 @@ def stage(source: str | os.PathLike[str], work: str | os.PathLike[str], exclude:
     return staged
 
 
-def _mirror(src: Path, dst: Path, prefix: str, skip: set[str], staged: StagedInputs) -> None:
-    try:
-        entries = list(os.scandir(src))
-    except OSError:
-        return  # unreadable: as for the user's own kernel, the job cannot read it either
+def _mirror(
+    src: Path,
+    dst: Path,
+    prefix: str,
+    skip: set[str],
+    staged: StagedInputs,
+    entries: list[os.DirEntry[str]] | None = None,
+) -> None:
+    if entries is None:
+        try:
+            entries = list(os.scandir(src))
+        except OSError:
+            return  # unreadable: as for the user's own kernel, the job cannot read it either
     for entry in entries:
         if entry.name in SKIPPED:
             continue
         rel = prefix + entry.name
         target = dst / entry.name
         if entry.is_dir(follow_symlinks=False):
-            if os.path.realpath(entry.path) in skip or any(os.path.exists(os.path.join(entry.path, m)) for m in _RUN_MARKERS):
+            if os.path.realpath(entry.path) in skip or any(
+                os.path.exists(os.path.join(entry.path, m)) for m in _RUN_MARKERS
+            ):
                 continue
-            target.mkdir(exist_ok=True)
-            _mirror(Path(entry.path), target, rel + "/", skip, staged)
+            try:
+                children = list(os.scandir(entry.path))
+            except OSError:
+                continue
+            if len(children) <= LINK_WHOLE_ABOVE:
+                target.mkdir(exist_ok=True)
+                _mirror(Path(entry.path), target, rel + "/", skip, staged, children)
+                continue
+        if entry.is_dir(follow_symlinks=True):  # a dataset, or a link to a folder elsewhere: linked whole
+            if not os.path.lexists(target):
+                os.symlink(entry.path, target)
+            staged.folders[rel] = (0, entry.stat(follow_symlinks=True).st_mtime_ns)
             continue
         if not os.path.lexists(target):
             os.symlink(entry.path, target)
@@ -98,5 +130,7 @@ def artifacts(work: str | os.PathLike[str]) -> list[dict[str, Any]]:
                 continue
             found.append({"path": path.relative_to(root).as_posix(), "size": path.stat().st_size})
             if len(found) >= MAX_LISTED:
-                return found
-    return found
+                break
+        if len(found) >= MAX_LISTED:
+            break
+    return sorted(found, key=lambda a: str(a["path"]))

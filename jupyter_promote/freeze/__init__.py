@@ -22,7 +22,18 @@ from ..errors import FreezeError, KernelError
 from .kernels import Interpreter, kernel_interpreter, python_interpreter
 from .lock import build_lock, content_hash, render_requirements, unreproducible
 
-__all__ = ["DEFAULT_ENV_ALLOWLIST", "OBSERVED_FILE", "FrozenEnv", "environment_card", "freeze", "observe", "read_lock", "kernel_interpreter", "python_interpreter", "tree_hash"]
+__all__ = [
+    "DEFAULT_ENV_ALLOWLIST",
+    "OBSERVED_FILE",
+    "FrozenEnv",
+    "environment_card",
+    "freeze",
+    "kernel_interpreter",
+    "observe",
+    "python_interpreter",
+    "read_lock",
+    "tree_hash",
+]
 
 LOCK_FILE = "promote.lock.json"
 #: In a run directory: the environment the job really ran with (see :func:`observe`).
@@ -146,7 +157,9 @@ def freeze(
         refused = unreproducible(lock)
         if refused:
             listing = "; ".join(f"{p['name']}=={p['version']} ({p['source']['unreproducible']})" for p in refused)
-            raise FreezeError(f"{interpreter.display}: cannot reproduce {len(refused)} package(s) from an index: {listing}")
+            raise FreezeError(
+                f"{interpreter.display}: cannot reproduce {len(refused)} package(s) from an index: {listing}"
+            )
         lock["content_hash"] = content_hash(lock)
         (staging / LOCK_FILE).write_text(json.dumps(lock, indent=2, sort_keys=True) + "\n")
         (staging / REQUIREMENTS_FILE).write_text(render_requirements(lock))

@@ -42,7 +42,7 @@ def kernel_interpreter(kernel: str) -> Interpreter:
     if not head:
         raise KernelError(f"kernel {kernel!r}: its kernelspec has an empty argv", subject=kernel)
     # jupyter_client runs a bare "python" kernelspec with the server's own interpreter
-    if head[0] in {"python", f"python{sys.version_info[0]}", "python%i.%i" % sys.version_info[:2]}:
+    if head[0] in {"python", f"python{sys.version_info[0]}", "python{}.{}".format(*sys.version_info[:2])}:
         head[0] = sys.executable
     elif not os.path.isabs(head[0]):
         found = shutil.which(head[0])

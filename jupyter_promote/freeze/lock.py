@@ -39,24 +39,40 @@ def classify(dist: dict[str, Any]) -> dict[str, Any]:
         url = direct.get("url") or ""
         if "vcs_info" in direct:
             vcs = direct["vcs_info"]
-            source = {"kind": "vcs", "vcs": vcs.get("vcs"), "url": url, "commit": vcs.get("commit_id")}
+            checkout: dict[str, Any] = {
+                "kind": "vcs",
+                "vcs": vcs.get("vcs"),
+                "url": url,
+                "commit": vcs.get("commit_id"),
+            }
             if url.startswith("file:"):
-                source["unreproducible"] = "a VCS checkout on this machine's disk"
-            return source
+                checkout["unreproducible"] = "a VCS checkout on this machine's disk"
+            return checkout
         if direct.get("dir_info", {}).get("editable"):
-            return {"kind": "editable", "path": _file_path(url), "unreproducible": "an editable install of a local directory"}
+            return {
+                "kind": "editable",
+                "path": _file_path(url),
+                "unreproducible": "an editable install of a local directory",
+            }
         if "dir_info" in direct:
             return {"kind": "local", "path": _file_path(url), "unreproducible": "installed from a local directory"}
         if url.startswith("file:"):
-            source = {"kind": "archive", "path": _file_path(url), "unreproducible": "installed from a local file"}
+            archive: dict[str, Any] = {
+                "kind": "archive",
+                "path": _file_path(url),
+                "unreproducible": "installed from a local file",
+            }
             hashes = direct.get("archive_info", {}).get("hashes") or {}
             if "sha256" in hashes:
-                source["sha256"] = hashes["sha256"]
-            return source
+                archive["sha256"] = hashes["sha256"]
+            return archive
         return {"kind": "url", "url": url}
     installer = (dist.get("installer") or "").lower()
     if installer == "conda":
-        return {"kind": "conda", "unreproducible": "installed by conda; its pip metadata cannot be reinstalled from an index"}
+        return {
+            "kind": "conda",
+            "unreproducible": "installed by conda; its pip metadata cannot be reinstalled from an index",
+        }
     source: dict[str, Any] = {"kind": "index"}
     name = canonical_name(dist["name"])
     version = dist["version"]
@@ -67,7 +83,9 @@ def classify(dist: dict[str, Any]) -> dict[str, Any]:
             source["index_known"] = "inferred from the local version label +" + label
         else:
             source["index"] = None
-            source["index_known"] = f"unknown: the local version +{label} is on no public index and the index it came from was not recorded"
+            source["index_known"] = (
+                f"unknown: the local version +{label} is on no public index and the index it came from was not recorded"
+            )
     if not installer:
         source["note"] = "no INSTALLER record (distutils or a system package); assumed to come from an index"
     return source
@@ -100,7 +118,9 @@ def build_lock(doc: dict[str, Any], *, kernel: str | None, created_at: float, ho
     for dist in sorted(doc["distributions"], key=lambda d: (canonical_name(d["name"]), d["version"])):
         name = canonical_name(dist["name"])
         if (name, dist["version"]) in BOGUS:
-            excluded.append({"name": dist["name"], "version": dist["version"], "reason": BOGUS[(name, dist["version"])]})
+            excluded.append(
+                {"name": dist["name"], "version": dist["version"], "reason": BOGUS[(name, dist["version"])]}
+            )
             continue
         if name in RUNTIME_PACKAGES:
             excluded.append({"name": dist["name"], "version": dist["version"], "reason": "provided by the job runtime"})
@@ -137,7 +157,9 @@ def build_lock(doc: dict[str, Any], *, kernel: str | None, created_at: float, ho
         },
         "packages": packages,
         "excluded": excluded,
-        "torch": {k: torch.get(k) for k in ("version", "cuda", "cudnn", "hip")} if torch and "version" in torch else None,
+        "torch": {k: torch.get(k) for k in ("version", "cuda", "cudnn", "hip")}
+        if torch and "version" in torch
+        else None,
         "env": doc.get("env", {}),
         "hardware": {"cpu": doc.get("cpu"), "gpu": doc.get("gpu")},
         "origin": {

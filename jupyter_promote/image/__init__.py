@@ -7,6 +7,7 @@ optionally pushes one.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -72,16 +73,22 @@ class BuildPlan:
 class ImageBuilder(LoggingConfigurable):
     """Builds and finds environment images. Configure with ``c.ImageBuilder.<name>`` or ``--ImageBuilder.<name>=``."""
 
-    repository = Unicode("jupyter-promote/env", help="Image repository for environment images (without a tag).").tag(config=True)
+    repository = Unicode("jupyter-promote/env", help="Image repository for environment images (without a tag).").tag(
+        config=True
+    )
     registry = Unicode(
         "", help="HOST:PORT/REPO of a registry to find images in and --push to; replaces the repository when set."
     ).tag(config=True)
     base_image = Unicode("", help="Base image; default python:X.Y.Z-slim of the kernel's Python.").tag(config=True)
     system_packages = List(Unicode(), help="Debian packages installed in a layer of their own.").tag(config=True)
-    docker_cli = Unicode("", help="docker CLI for builds (default: the first on PATH that can BuildKit).").tag(config=True)
+    docker_cli = Unicode("", help="docker CLI for builds (default: the first on PATH that can BuildKit).").tag(
+        config=True
+    )
     cache_dir = Unicode(_default_cache(), help="Build contexts and the wheelhouse cache.").tag(config=True)
     build_timeout = Float(3600.0, help="Seconds a build may take.").tag(config=True)
-    wheelhouse = Bool(False, help="Hermetic builds: wheels fetched on the host, installed with --no-index.").tag(config=True)
+    wheelhouse = Bool(False, help="Hermetic builds: wheels fetched on the host, installed with --no-index.").tag(
+        config=True
+    )
 
     # ---- planning -------------------------------------------------------------------------------
     def plan(self, env: FrozenEnv, *, base_image: str | None = None, registry: str | None = None) -> BuildPlan:
@@ -101,7 +108,9 @@ class ImageBuilder(LoggingConfigurable):
         has_wheels = wheels.is_dir() and any(wheels.iterdir())
         if has_wheels:
             shutil.copytree(wheels, context / "wheels")
-        options = recipe.BuildOptions(base_image=base, repository=repository, system_packages=tuple(self.system_packages))
+        options = recipe.BuildOptions(
+            base_image=base, repository=repository, system_packages=tuple(self.system_packages)
+        )
         canonical = recipe.render_dockerfile(lock, options, has_local_wheels=has_wheels)
         digest = hashlib.sha256()
         digest.update(f"recipe {recipe.RECIPE_VERSION}\n{canonical}".encode())
@@ -184,7 +193,9 @@ class ImageBuilder(LoggingConfigurable):
             ref = ImageRef(plan.tag, found.id, env.content_hash, False, plan.base_image, self._digest(found, plan.tag),
                            json.loads(found.labels[LABEL_VERIFICATION]))  # fmt: skip
         else:
-            ref = self._build(env, interpreter, plan, ca_bundle, self.wheelhouse if wheelhouse is None else wheelhouse, on_line)
+            ref = self._build(
+                env, interpreter, plan, ca_bundle, self.wheelhouse if wheelhouse is None else wheelhouse, on_line
+            )
         if push and ref.digest is None:
             from .registry import push as push_image
 
@@ -239,7 +250,9 @@ class ImageBuilder(LoggingConfigurable):
                 )
             else:
                 pip_conf = network.render_pip_conf(network.pip_settings(interpreter), lock)
-                secrets = network.write_secrets(secrets_dir, network.ca_bundle(ca_bundle) or network.pip_cert(interpreter), pip_conf)
+                secrets = network.write_secrets(
+                    secrets_dir, network.ca_bundle(ca_bundle) or network.pip_cert(interpreter), pip_conf
+                )
             options = recipe.BuildOptions(
                 base_image=plan.base_image,
                 system_packages=tuple(self.system_packages),
@@ -247,10 +260,16 @@ class ImageBuilder(LoggingConfigurable):
                 secrets=tuple(sorted(secrets)),
             )
             has_wheels = (plan.context / "wheels").is_dir()
-            (plan.context / "Dockerfile").write_text(recipe.render_dockerfile(lock, options, has_local_wheels=has_wheels))
+            (plan.context / "Dockerfile").write_text(
+                recipe.render_dockerfile(lock, options, has_local_wheels=has_wheels)
+            )
             cli = buildkit_cli(self.docker_cli)
             on_line(f"building {plan.tag} from {plan.base_image} ({'wheelhouse' if wheelhouse else 'network'} mode)")
-            labels = {LABEL_LOCK: env.content_hash, LABEL_RECIPE: plan.tag.rsplit("-", 1)[-1], LABEL_PYTHON: image_python}
+            labels = {
+                LABEL_LOCK: env.content_hash,
+                LABEL_RECIPE: plan.tag.rsplit("-", 1)[-1],
+                LABEL_PYTHON: image_python,
+            }
             image_id = docker_build(cli, plan.context, secrets=secrets, labels=labels, on_line=on_line, offline=wheelhouse,
                                     timeout_s=self.build_timeout)  # fmt: skip
         finally:
@@ -261,7 +280,9 @@ class ImageBuilder(LoggingConfigurable):
             verification = verify_image(image_id, lock)
         except Exception as exc:
             _remove(image_id)
-            raise ImageError(f"verifying the built image failed: {str(exc).splitlines()[0][:200]}", subject=plan.tag) from None
+            raise ImageError(
+                f"verifying the built image failed: {str(exc).splitlines()[0][:200]}", subject=plan.tag
+            ) from None
         if not verification.ok:
             _remove(image_id)
             raise ImageError(
@@ -289,10 +310,8 @@ class ImageBuilder(LoggingConfigurable):
 def _remove(image_id: str) -> None:
     from docker.errors import APIError
 
-    try:
+    with contextlib.suppress(APIError):  # still referenced by a tag (the final image), which is what we want
         client().images.remove(image_id, noprune=True)
-    except APIError:
-        pass  # still referenced by a tag (the final image), which is what we want
 
 
 __all__ = ["BuildPlan", "ImageBuilder", "ImageRef", "Verification"]

@@ -6,6 +6,7 @@ after verification, in :mod:`jupyter_promote.image`.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import subprocess
@@ -79,7 +80,9 @@ def docker_build(
         last = "\n".join(f"    {x}" for x in list(logs[vertex])[-15:])
         raise ImageError(f"image build failed at {where}: {message}\n  last log lines:\n{last}", subject=str(context))
     last = "\n".join(f"    {x}" for x in list(tail)[-15:])
-    raise ImageError(f"image build failed (docker build exited {code})\n  last log lines:\n{last}", subject=str(context))
+    raise ImageError(
+        f"image build failed (docker build exited {code})\n  last log lines:\n{last}", subject=str(context)
+    )
 
 
 def tag_with_labels(cli: str, image_id: str, tag: str, labels: dict[str, str], temp_tag: str) -> None:
@@ -96,6 +99,7 @@ def tag_with_labels(cli: str, image_id: str, tag: str, labels: dict[str, str], t
         result = subprocess.run(
             command,
             input=f"FROM {temp_tag}\n",
+            check=False,
             capture_output=True,
             text=True,
             env={**os.environ, "DOCKER_BUILDKIT": "1"},
@@ -105,7 +109,5 @@ def tag_with_labels(cli: str, image_id: str, tag: str, labels: dict[str, str], t
             last = (result.stdout + result.stderr).strip().splitlines()[-5:]
             raise ImageError(f"tagging {tag} failed: {' / '.join(last)}", subject=tag)
     finally:
-        try:
+        with contextlib.suppress(Exception):  # the temporary tag may already be gone; nothing else to undo
             engine.images.remove(temp_tag, noprune=True)
-        except Exception:  # the temporary tag may already be gone; nothing else to undo
-            pass

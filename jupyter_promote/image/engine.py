@@ -39,7 +39,7 @@ def _first_line(exc: BaseException) -> str:
 
 def _candidates() -> list[str]:
     seen: list[str] = []
-    for directory in os.environ.get("PATH", "").split(os.pathsep) + ["/usr/bin"]:
+    for directory in [*os.environ.get("PATH", "").split(os.pathsep), "/usr/bin"]:
         path = os.path.join(directory, "docker")
         if os.access(path, os.X_OK) and os.path.realpath(path) not in map(os.path.realpath, seen):
             seen.append(path)
@@ -49,9 +49,11 @@ def _candidates() -> list[str]:
 def _can_buildkit(cli: str) -> bool:
     """A CLI builds with BuildKit when it has buildx, or is a classic CLI (< 23) with BuildKit built in."""
     try:
-        if subprocess.run([cli, "buildx", "version"], capture_output=True, timeout=20).returncode == 0:
+        if subprocess.run([cli, "buildx", "version"], capture_output=True, timeout=20, check=False).returncode == 0:
             return True
-        out = subprocess.run([cli, "version", "--format", "{{.Client.Version}}"], capture_output=True, text=True, timeout=20)
+        out = subprocess.run(
+            [cli, "version", "--format", "{{.Client.Version}}"], capture_output=True, text=True, timeout=20, check=False
+        )
     except (OSError, subprocess.TimeoutExpired):
         return False
     try:

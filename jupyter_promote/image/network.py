@@ -101,11 +101,11 @@ def write_secrets(directory: Path, ca: str | None, pip_conf: str) -> dict[str, s
         shutil.copyfile(ca, path)
         secrets["ca"] = str(path)
     if pip_conf:
-        path = directory / "pip.conf"
-        path.write_text(pip_conf)
-        secrets["pipconf"] = str(path)
-    for path in secrets.values():
-        os.chmod(path, 0o600)
+        conf = directory / "pip.conf"
+        conf.write_text(pip_conf)
+        secrets["pipconf"] = str(conf)
+    for secret in secrets.values():
+        os.chmod(secret, 0o600)
     return secrets
 
 

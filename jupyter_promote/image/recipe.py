@@ -101,9 +101,11 @@ def render_dockerfile(lock: dict[str, Any], options: BuildOptions, *, has_local_
         env,
         f"RUN python3 -m venv {RUNNER_PREFIX}",
         "COPY runner-requirements.txt /opt/promote/runner-requirements.txt",
-        _run(source_mount, f"{prefix}{RUNNER_PREFIX}/bin/pip install {pip_flags} -r /opt/promote/runner-requirements.txt"),
+        _run(
+            source_mount, f"{prefix}{RUNNER_PREFIX}/bin/pip install {pip_flags} -r /opt/promote/runner-requirements.txt"
+        ),
         "COPY runner/ /opt/promote/runner-src/",
-        f"RUN {RUNNER_PREFIX}/bin/python -c \"import site; "
+        f'RUN {RUNNER_PREFIX}/bin/python -c "import site; '
         "open(site.getsitepackages()[0] + '/jupyter_promote.pth', 'w').write('/opt/promote/runner-src\\n')\" "
         f"&& mkdir -p {RUNNER_PREFIX}/share/jupyter/kernels/{KERNEL_NAME} "
         f"&& cp /opt/promote/runner-src/kernel.json {RUNNER_PREFIX}/share/jupyter/kernels/{KERNEL_NAME}/kernel.json",
@@ -126,8 +128,11 @@ def render_dockerfile(lock: dict[str, Any], options: BuildOptions, *, has_local_
     if has_local_wheels:
         lines.append("COPY wheels/ /opt/promote/lock/wheels/")
     lines += [
-        _run(source_mount, f"{prefix}/opt/promote/tools/bin/pip --python {ENV_PREFIX}/bin/python install {pip_flags} "
-             "-r /opt/promote/lock/requirements.lock.txt"),  # fmt: skip
+        _run(
+            source_mount,
+            f"{prefix}/opt/promote/tools/bin/pip --python {ENV_PREFIX}/bin/python install {pip_flags} "
+            "-r /opt/promote/lock/requirements.lock.txt",
+        ),
         "# the runner, apart from the frozen environment",
         f"COPY --from=runner {RUNNER_PREFIX} {RUNNER_PREFIX}",
         "COPY --from=runner /opt/promote/runner-src /opt/promote/runner-src",
@@ -178,7 +183,7 @@ def runner_requirements(python_version: str) -> str:
         pins[name] = dist.version
         for spec in dist.requires or []:
             req = Requirement(spec)
-            if req.marker is None or req.marker.evaluate({**environment, "extra": ""}):
+            if req.marker is None or req.marker.evaluate({**environment, "extra": ""}):  # type: ignore[dict-item]
                 todo.append(req.name)
     lines = ["# the jupyter-promote runner's dependencies, pinned to the versions running on the host"]
     lines += [f"{name}=={version}" for name, version in sorted(pins.items())]
@@ -189,4 +194,3 @@ def copy_runner_source(dest: Path) -> None:
     """The jupyter_promote Python package (no labextension assets) for the runner layer."""
     package = Path(__file__).resolve().parent.parent
     shutil.copytree(package, dest / "jupyter_promote", ignore=_RUNNER_SKIP)
-

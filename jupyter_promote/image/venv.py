@@ -48,7 +48,9 @@ def ensure(env_dir: str | os.PathLike[str], cache_dir: str | os.PathLike[str], b
         shutil.rmtree(prefix, ignore_errors=True)  # a half-made one, from a job killed while making it
         try:
             _create(lock, env_dir, prefix, base_python)
-            verification = compare(lock, introspect(Interpreter((str(prefix / "bin" / "python"),)), tuple(lock.get("env", {}))))
+            verification = compare(
+                lock, introspect(Interpreter((str(prefix / "bin" / "python"),)), tuple(lock.get("env", {})))
+            )
         except BaseException:
             shutil.rmtree(prefix, ignore_errors=True)
             raise

@@ -45,7 +45,9 @@ def run_once(image: str, command: list[str], *, role: str) -> bytes:
         out = bytes(container.logs(stdout=True, stderr=False))
         if status.get("StatusCode") != 0:
             err = bytes(container.logs(stdout=False, stderr=True)).decode(errors="replace").strip().splitlines()
-            raise RuntimeError(f"{' '.join(command[:2])} exited {status.get('StatusCode')}: {(err or ['no output'])[-1]}")
+            raise RuntimeError(
+                f"{' '.join(command[:2])} exited {status.get('StatusCode')}: {(err or ['no output'])[-1]}"
+            )
         return out
     finally:
         container.remove(force=True)
@@ -87,7 +89,9 @@ def compare(lock: dict[str, Any], doc: dict[str, Any]) -> Verification:
     differences = diff_packages(lock, image_lock)
     image_python = image_lock["python"]["version"]
     if image_python.split(".")[:2] != lock["python"]["version"].split(".")[:2]:
-        differences.insert(0, {"name": "python", "lock": lock["python"]["version"], "image": image_python, "problem": "other version"})
+        differences.insert(
+            0, {"name": "python", "lock": lock["python"]["version"], "image": image_python, "problem": "other version"}
+        )
     return Verification(
         ok=not differences,
         python=image_python,
@@ -95,4 +99,3 @@ def compare(lock: dict[str, Any], doc: dict[str, Any]) -> Verification:
         warnings=python_warnings(lock["python"]["version"], image_python),
         packages=len(image_lock["packages"]),
     )
-

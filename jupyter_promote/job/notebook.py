@@ -17,7 +17,7 @@ from typing import Any
 from ..errors import NotebookError
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _validator(minor: int) -> Any:
     import fastjsonschema
 
@@ -37,7 +37,9 @@ def validate(nb: dict[str, Any], name: str) -> None:
     try:
         _validator(int(nb.get("nbformat_minor", 0)))(nb)
     except fastjsonschema.JsonSchemaException as exc:
-        raise NotebookError.at(name, f"not a valid notebook: {str(exc.message).splitlines()[0]}") from None
+        raise NotebookError.at(
+            name, f"not a valid notebook: {str(getattr(exc, 'message', exc)).splitlines()[0]}"
+        ) from None
 
 
 def read_notebook(path: str | os.PathLike[str]) -> dict[str, Any]:
@@ -79,7 +81,9 @@ def kernel_of(nb: dict[str, Any], path: str) -> str:
     spec = metadata.get("kernelspec") or {}
     language = spec.get("language") or metadata.get("language_info", {}).get("name") or "python"
     if language.lower() != "python":
-        raise NotebookError.at(path, f"uses a {language} kernel ({spec.get('name', '?')}); only Python notebooks can be promoted")
+        raise NotebookError.at(
+            path, f"uses a {language} kernel ({spec.get('name', '?')}); only Python notebooks can be promoted"
+        )
     return str(spec.get("name") or "python3")
 
 

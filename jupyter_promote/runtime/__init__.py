@@ -81,5 +81,7 @@ def finish() -> None:
     from .observed import torch_settings
 
     # the torch settings in force, for the runner's record of what the job ran with (observed_env.json)
-    _job.log.emit("heartbeat", pid=os.getpid(), steps=_job.monitor.steps, busy=False, finished=True, torch=torch_settings())
+    _job.log.emit(
+        "heartbeat", pid=os.getpid(), steps=_job.monitor.steps, busy=False, finished=True, torch=torch_settings()
+    )
     _job = None

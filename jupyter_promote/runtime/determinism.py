@@ -89,10 +89,12 @@ def _alert_on_nondeterministic_ops(log: Any) -> None:
     warnings.filterwarnings("always", message=f".*{_NONDETERMINISTIC}")
     previous = warnings.showwarning
 
-    def showwarning(message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None) -> None:
+    def showwarning(
+        message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None
+    ) -> None:
         text = str(message)
         if _NONDETERMINISTIC in text:
-            op = text.split(_NONDETERMINISTIC)[0].strip()
+            op = text.split(_NONDETERMINISTIC, maxsplit=1)[0].strip()
             cell = _current_cell()
             if (op, cell) not in seen:
                 seen.add((op, cell))

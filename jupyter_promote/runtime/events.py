@@ -95,6 +95,7 @@ class Event(dict):  # type: ignore[type-arg]
     """
 
     __slots__ = ("text",)
+    text: str
 
 
 def _parse(raw: bytes) -> Event | None:
@@ -148,7 +149,7 @@ class EventTail:
         self._offset += len(data)
         data = self._partial + data
         *lines, self._partial = data.split(b"\n")
-        events = []
+        events: list[dict[str, Any]] = []
         for raw in lines:
             event = _parse(raw)
             if event is not None and event["seq"] > self.after:

@@ -80,7 +80,10 @@ def memory_alerts(previous: dict[str, Any] | None, current: dict[str, Any]) -> l
     reserved_peak = current.get("reserved_peak", current.get("memory_used", 0))
     if total and reserved_peak / total > 0.9:
         found.append(
-            ("pressure", f"GPU {index} memory pressure: {reserved_peak / total:.0%} of {total / 2**30:.1f} GiB in use at peak")
+            (
+                "pressure",
+                f"GPU {index} memory pressure: {reserved_peak / total:.0%} of {total / 2**30:.1f} GiB in use at peak",
+            )
         )
     reserved = current.get("reserved", 0)
     retries = current.get("alloc_retries", 0) - ((previous or {}).get("alloc_retries", 0))

@@ -7,6 +7,7 @@ happens in one background thread.
 
 from __future__ import annotations
 
+import contextlib
 import faulthandler
 import os
 import signal
@@ -172,10 +173,8 @@ class Monitor:
         if shell is None:
             return
         for name, fn in (("pre_run_cell", self._pre_run_cell), ("post_run_cell", self._post_run_cell)):
-            try:
+            with contextlib.suppress(ValueError):
                 shell.events.unregister(name, fn)
-            except ValueError:
-                pass
 
     def _pre_run_cell(self, info: Any = None) -> None:
         self.busy = True
@@ -219,7 +218,9 @@ class Monitor:
                 done = steps - window_steps
                 if done > 0:
                     rate = done / (now - window_start)
-                    self.log.emit("step", steps=steps, steps_per_s=round(rate, 3), window_s=round(now - window_start, 3))
+                    self.log.emit(
+                        "step", steps=steps, steps_per_s=round(rate, 3), window_s=round(now - window_start, 3)
+                    )
                     self._throughput(rate, steps)
                 window_start, window_steps = now, steps
             if stopping:

@@ -11,7 +11,6 @@ import sys
 from typing import Any
 
 
-
 def torch_settings() -> dict[str, Any] | None:
     """torch's settings in force in this process, when the job imported torch (never imports it)."""
     torch = sys.modules.get("torch")

@@ -36,7 +36,9 @@ def _load_target_classes() -> dict[str, type[Target]]:
         try:
             cls = ep.load()
         except Exception as exc:  # a broken plugin must not break the tool
-            log.warning("jupyter-promote: target plugin %r (%s) failed to load and is skipped: %s", ep.name, ep.value, exc)
+            log.warning(
+                "jupyter-promote: target plugin %r (%s) failed to load and is skipped: %s", ep.name, ep.value, exc
+            )
             continue
         if not (isinstance(cls, type) and issubclass(cls, Target)):
             log.warning("jupyter-promote: target plugin %r (%s) is not a Target subclass; skipped", ep.name, ep.value)

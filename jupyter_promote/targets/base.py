@@ -44,7 +44,7 @@ class Target(LoggingConfigurable):
 
     def options_schema(self) -> dict[str, Any]:
         """JSON schema of the shared options vocabulary, as this target honours it."""
-        props = {
+        props: dict[str, dict[str, Any]] = {
             "cpus": {"type": "integer", "minimum": 1, "title": "CPUs"},
             "memory": {"type": "string", "title": "Memory", "examples": ["4G"]},
             "gpus": {"type": "integer", "minimum": 0, "title": "GPUs"},
@@ -56,7 +56,12 @@ class Target(LoggingConfigurable):
 
     def check_resources(self, resources: Resources) -> list[str]:
         """Warnings about options this target cannot honour (one line each)."""
-        asked = {"cpus": resources.cpus, "memory": resources.memory_bytes, "gpus": resources.gpus, "time": resources.time_limit_s}
+        asked = {
+            "cpus": resources.cpus,
+            "memory": resources.memory_bytes,
+            "gpus": resources.gpus,
+            "time": resources.time_limit_s,
+        }
         return [
             f"--{key}: not honoured by the {self.name} target"
             for key, value in asked.items()

@@ -18,7 +18,7 @@ from .base import Target, TargetStatus
 
 RUNNER = "/opt/promote/runner/bin/python"
 LABEL_JOB = "io.jupyter-promote.job"
-_ENTRY = 'exec ' + RUNNER + ' -m jupyter_promote.execute.runner "$0" >>"$0/job.log" 2>&1'
+_ENTRY = "exec " + RUNNER + ' -m jupyter_promote.execute.runner "$0" >>"$0/job.log" 2>&1'
 
 
 def _human(n: int) -> str:
@@ -41,7 +41,9 @@ class DockerTarget(Target):
         "time": "wall-clock limit enforced by the runner",
     }
 
-    shm_size = Unicode("1g", help="Size of /dev/shm in the job container (PyTorch DataLoader workers need it).").tag(config=True)
+    shm_size = Unicode("1g", help="Size of /dev/shm in the job container (PyTorch DataLoader workers need it).").tag(
+        config=True
+    )
     kill_grace = Float(10.0, help="Seconds between SIGTERM and SIGKILL when a job is cancelled.").tag(config=True)
     mount_notebook_dir = Bool(True, help="Mount the notebook's folder read-only at its own path.").tag(config=True)
     network_mode = Unicode("bridge", help="Network of the job container (bridge, none, host).").tag(config=True)
@@ -80,7 +82,9 @@ class DockerTarget(Target):
         from ..image.engine import client
 
         if not record.image:
-            raise UsageError(f"job {record.id}: the docker target needs an image and the job has none", subject=record.id)
+            raise UsageError(
+                f"job {record.id}: the docker target needs an image and the job has none", subject=record.id
+            )
         res = record.resources
         volumes = {str(run.path): {"bind": str(run.path), "mode": "rw"}}
         shared = os.path.dirname(os.path.realpath(run.job_notebook))  # a sweep task links to its sweep's notebook
@@ -134,7 +138,11 @@ class DockerTarget(Target):
             code = state.get("ExitCode")
             if state.get("OOMKilled"):
                 limit = handle.get("memory")
-                message = f"out of memory: the container hit its {_human(limit)} limit" if limit else "out of memory (OOM killed)"
+                message = (
+                    f"out of memory: the container hit its {_human(limit)} limit"
+                    if limit
+                    else "out of memory (OOM killed)"
+                )
                 statuses[job_id] = TargetStatus(JobState.FAILED, "oom", message, exit_code=code, overrides=True)
             elif handle.get("cancelled"):  # stopped by us, perhaps before the runner could say so itself
                 statuses[job_id] = TargetStatus(JobState.CANCELLED, "cancelled", "cancelled", exit_code=code)

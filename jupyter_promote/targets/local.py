@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import subprocess
@@ -36,9 +37,9 @@ class LocalTarget(Target):
         "time": "wall-clock limit enforced by the runner",
     }
 
-    python = Unicode(sys.executable, help="Interpreter that runs the job runner (papermill); the kernel keeps its own.").tag(
-        config=True
-    )
+    python = Unicode(
+        sys.executable, help="Interpreter that runs the job runner (papermill); the kernel keeps its own."
+    ).tag(config=True)
     kill_grace = Float(10.0, help="Seconds between SIGTERM and SIGKILL when a job is cancelled.").tag(config=True)
     nice = Int(
         0,
@@ -77,7 +78,8 @@ class LocalTarget(Target):
                 env=env,
                 cwd=str(run.path),
                 start_new_session=True,
-                preexec_fn=before_exec if cpus or nice else None,
+                # affinity and niceness must be set in the child before exec; it calls nothing that takes a lock
+                preexec_fn=before_exec if cpus or nice else None,  # noqa: PLW1509
             )
         self._children[proc.pid] = proc
         return {"pid": proc.pid, "start_ticks": _start_ticks(proc.pid)}
@@ -132,7 +134,5 @@ class LocalTarget(Target):
             waited += 0.1
             if not self._exit_code(handle)[0]:
                 return
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass

@@ -67,7 +67,7 @@ _MESSAGES = {
 
 def slurm_status(state: str, reason: str, exit_code: str = "") -> TargetStatus:
     """One squeue row -> a :class:`TargetStatus`; Slurm's reason (Resources, Priority, ...) is kept."""
-    base = state.split()[0].rstrip("+")  # "CANCELLED by 0" in some versions
+    base = state.split(maxsplit=1)[0].rstrip("+")  # "CANCELLED by 0" in some versions
     ours, our_reason, overrides = SLURM_STATES.get(base, (JobState.RUNNING, None, False))
     why = "" if reason in ("", "None", "(null)") else reason
     if ours is JobState.QUEUED:
@@ -77,7 +77,7 @@ def slurm_status(state: str, reason: str, exit_code: str = "") -> TargetStatus:
         return TargetStatus(JobState.RUNNING, our_reason, f"{base.lower()} in Slurm" if our_reason else None)
     code = None
     if exit_code and ":" in exit_code:
-        code = int(exit_code.split(":")[0] or 0)
+        code = int(exit_code.split(":", maxsplit=1)[0] or 0)
     if ours is None:
         return TargetStatus(None, exit_code=code)
     message = _MESSAGES.get(base, base.lower()) + (f" ({why})" if why else "")
@@ -100,7 +100,9 @@ class SlurmTarget(Target):
     account = Unicode("", help="--account to charge.").tag(config=True)
     qos = Unicode("", help="--qos of every job.").tag(config=True)
     constraint = Unicode("", help="--constraint (node features), e.g. 'a100|h100'.").tag(config=True)
-    gpu_directive = Enum(["gres", "gpus"], "gres", help="How GPUs are asked for: --gres=gpu:N or --gpus=N.").tag(config=True)
+    gpu_directive = Enum(["gres", "gpus"], "gres", help="How GPUs are asked for: --gres=gpu:N or --gpus=N.").tag(
+        config=True
+    )
     extra_directives = List(Unicode(), help="Extra #SBATCH lines, e.g. ['--exclusive', '--reservation=demo'].").tag(
         config=True
     )
@@ -167,9 +169,15 @@ class SlurmTarget(Target):
             answer: tuple[bool, str | None] = (False, f"{self.sbatch} is not on PATH (no Slurm client here)")
         else:
             try:
-                out = subprocess.run([self.squeue, "-h", "-o", "%i", "--jobs=1"], capture_output=True, text=True, timeout=5)
+                out = subprocess.run(
+                    [self.squeue, "-h", "-o", "%i", "--jobs=1"], capture_output=True, text=True, timeout=5, check=False
+                )
                 broken = out.returncode != 0 and "Invalid job id" not in out.stderr
-                answer = (False, f"the Slurm controller does not answer: {out.stderr.strip()[:200]}") if broken else (True, None)
+                answer = (
+                    (False, f"the Slurm controller does not answer: {out.stderr.strip()[:200]}")
+                    if broken
+                    else (True, None)
+                )
             except (OSError, subprocess.TimeoutExpired) as exc:
                 answer = (False, f"the Slurm controller does not answer: {exc}")
         self._availability = (now, answer)
@@ -219,8 +227,14 @@ class SlurmTarget(Target):
         )  # fmt: skip
         out, err = await proc.communicate()
         if proc.returncode != 0:
-            lines = [ln.removeprefix("sbatch: error: ").strip() for ln in err.decode(errors="replace").splitlines() if ln.strip()]
-            raise TargetError(f"sbatch refused the job: {'; '.join(lines) or f'exit {proc.returncode}'}", subject="slurm")
+            lines = [
+                ln.removeprefix("sbatch: error: ").strip()
+                for ln in err.decode(errors="replace").splitlines()
+                if ln.strip()
+            ]
+            raise TargetError(
+                f"sbatch refused the job: {'; '.join(lines) or f'exit {proc.returncode}'}", subject="slurm"
+            )
         return out.decode().strip().split(";")[0]
 
     # ---- poll -----------------------------------------------------------------------------------
@@ -247,7 +261,9 @@ class SlurmTarget(Target):
         out, err = await proc.communicate()
         self._last_query = time.monotonic()
         if proc.returncode != 0 and "Invalid job id" not in err.decode(errors="replace"):
-            self.log.warning("jupyter-promote: squeue failed (%s); keeping the last known states", err.decode().strip()[:200])
+            self.log.warning(
+                "jupyter-promote: squeue failed (%s); keeping the last known states", err.decode().strip()[:200]
+            )
             self._interval = min(self.poll_max_interval, self._interval * 2)
             return
         seen: dict[str, TargetStatus] = {}

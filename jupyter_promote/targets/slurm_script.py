@@ -81,7 +81,9 @@ def directives(job: JobScript, site: SiteSettings) -> list[str]:
         lines.append(f"#SBATCH {option}={value}")
     for extra in site.extra_directives:
         if "\n" in extra:
-            raise UsageError(f"SlurmTarget.extra_directives {extra!r}: one directive per entry", subject="extra_directives")
+            raise UsageError(
+                f"SlurmTarget.extra_directives {extra!r}: one directive per entry", subject="extra_directives"
+            )
         lines.append(f"#SBATCH {extra.strip()}")
     return lines
 
@@ -124,7 +126,9 @@ def _runner_command(job: JobScript, site: SiteSettings, run_dir: str) -> list[st
         parts = ["srun", "--ntasks=1", f"--container-image={q(image)}", f"--container-mounts={','.join(mounts)}",
                  "--container-workdir=/tmp", "--no-container-mount-home", extra, runner]  # fmt: skip
         return [" ".join(p for p in parts if p)]
-    raise UsageError(f"SlurmTarget.container_runtime {runtime!r}: not one of {', '.join(RUNTIMES)}", subject="container_runtime")
+    raise UsageError(
+        f"SlurmTarget.container_runtime {runtime!r}: not one of {', '.join(RUNTIMES)}", subject="container_runtime"
+    )
 
 
 def render(job: JobScript, site: SiteSettings) -> str:
@@ -143,7 +147,7 @@ def render(job: JobScript, site: SiteSettings) -> str:
         env["OMP_NUM_THREADS"] = str(job.resources.cpus)
     for name, value in sorted(env.items()):
         lines.append(f"export {name}={q(value)}")
-    lines.append("cd \"$PROMOTE_RUN_DIR\"")
+    lines.append('cd "$PROMOTE_RUN_DIR"')
     if site.prologue.strip():
         lines += ["# site prologue", site.prologue.strip()]
     lines += _runner_command(job, site, run_dir)
