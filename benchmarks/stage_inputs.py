@@ -55,7 +55,9 @@ def main() -> None:
             shutil.copytree(source, root / f"copy-{r}" / "work")
             copies.append(time.perf_counter() - started)
         mib = args.files * args.size / 2**20
-        print(f"inputs: {args.files} files in {args.folders} folders, {mib:.0f} MiB; {args.rounds} rounds, median seconds")
+        print(
+            f"inputs: {args.files} files in {args.folders} folders, {mib:.0f} MiB; {args.rounds} rounds, median seconds"
+        )
         print(f"  links (stage):                 {statistics.median(links):.3f}")
         print(f"  after the job (artifacts, written inputs): {statistics.median(listing):.3f}")
         print(f"  copy (shutil.copytree):        {statistics.median(copies):.3f}")

@@ -4,7 +4,6 @@ extension; ``--version``, ``--generate-config`` and ``--help-all``."""
 from __future__ import annotations
 
 import pytest
-
 from conftest import CLI
 from test_server import api
 

@@ -7,6 +7,7 @@ import os
 import time
 
 from conftest import job
+
 from jupyter_promote.execute.workdir import LINK_WHOLE_ABOVE, artifacts, stage
 
 
