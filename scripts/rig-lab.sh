@@ -9,13 +9,17 @@ cd "$(dirname "$0")/.."
 RIG_USER=${PROMOTE_RIG_USER:-promote-user}
 port=${1:-8899}
 project='rig lab ñ é'
-src=$(pwd)/tests/notebooks/project
-runuser -l "$RIG_USER" -c "rm -rf ~/'$project' && mkdir -p ~/'$project' && cp -r '$src'/. ~/'$project'/ \
-  && sed -i 's/\"name\": \"python3\"/\"name\": \"project-kernel\"/' ~/'$project'/files.ipynb"
+RIG_DIR=${PROMOTE_RIG_DIR:-/opt/promote-rig}
+home=$(getent passwd "$RIG_USER" | cut -d: -f6)
+# the project's files and the server's settings, handed over by root: the checkout may be unreadable to the user
+rm -rf "$home/$project" && mkdir -p "$home/$project" && cp -r tests/notebooks/project/. "$home/$project/"
+sed -i 's/"name": "python3"/"name": "project-kernel"/' "$home/$project/files.ipynb"
+chown -R "$RIG_USER:" "$home/$project"
+install -m 0644 ui-tests/jupyter_server_rig_config.py "$RIG_DIR/jupyter_server_rig_config.py"
 # runuser -l starts a session of its own, out of reach of whoever stops this script: stop the server here
 stop() { pkill -TERM -u "$RIG_USER" -f "jupyter_server_rig_config.py --ServerApp.port=$port" || true; }
 trap stop EXIT
 trap 'exit 0' TERM INT
 runuser -l "$RIG_USER" -c "source ~/.venvs/jupyter/bin/activate && cd ~/'$project' \
-  && exec jupyter lab --config='$(pwd)/ui-tests/jupyter_server_rig_config.py' --ServerApp.port=$port" &
+  && exec jupyter lab --config='$RIG_DIR/jupyter_server_rig_config.py' --ServerApp.port=$port" &
 wait $!

@@ -14,6 +14,7 @@ import pwd
 import re
 import secrets
 import shlex
+import shutil
 import signal
 import socket
 import subprocess
@@ -63,10 +64,16 @@ def snapshot(folder: Path) -> dict[str, str]:
 def new_project(user: pwd.struct_passwd, name: str, *sources: Path) -> Path:
     """A folder ``~/my projects ñ/<name> é`` of the user's, with the given files, notebooks on the user's kernel."""
     folder = Path(user.pw_dir) / "my projects ñ" / f"{name} é"
-    copies = " && ".join(f"cp -r {shlex.quote(str(s))}/. {shlex.quote(str(folder))}/" if s.is_dir()
-                         else f"cp {shlex.quote(str(s))} {shlex.quote(str(folder))}/" for s in sources)  # fmt: skip
-    done = as_user(f"rm -rf {shlex.quote(str(folder))} && mkdir -p {shlex.quote(str(folder))} && {copies}")
+    done = as_user(f"rm -rf {shlex.quote(str(folder))} && mkdir -p {shlex.quote(str(folder))}")
     assert done.returncode == 0, done.stderr
+    # the files are put there by the test (the checkout may be unreadable to the user), then handed over
+    for source in sources:
+        if source.is_dir():
+            shutil.copytree(source, folder, dirs_exist_ok=True)
+        else:
+            shutil.copy(source, folder)
+    for path in [folder, *folder.rglob("*")]:
+        os.chown(path, user.pw_uid, user.pw_gid)
     for notebook in folder.glob("*.ipynb"):  # the user's own kernelspec, as their notebooks name it
         nb = json.loads(notebook.read_text())
         nb["metadata"]["kernelspec"] = {
