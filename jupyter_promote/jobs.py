@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import keyword
 import logging
 import os
 import time
@@ -95,6 +96,9 @@ def request_from_payload(payload: Any, resolve: Callable[[Any], str], settings: 
     for name in ("parameters", "resources", "monitor"):
         if not isinstance(payload.get(name, {}), dict):
             raise UsageError(f"{name}: must be an object", subject=name)
+    for name in payload.get("parameters", {}):
+        if not name.isidentifier() or keyword.iskeyword(name):  # it becomes `name = value` in the job notebook
+            raise UsageError(f"parameters: {name[:60]!r} is not a Python identifier", subject="parameters")
     resources = payload.get("resources", {})
     unknown = sorted(set(resources) - set(RESOURCE_OPTIONS))
     if unknown:
@@ -344,11 +348,8 @@ class JobManager:
             batch.clear()
             new = self.store.add_events(job_id, events) if events else []
             if any(event["type"] == "status" for event in new):
-                record, view = prepared.record, latest[-1]
-                record.state, record.reason, record.message = view.state, view.reason, view.message
-                record.started_at = record.started_at or view.started_at
-                record.finished_at = view.finished_at
-                self.store.put_job(record, run_dir)
+                latest[-1].update(prepared.record)
+                self.store.put_job(prepared.record, run_dir)
             if new:
                 self.publish(job_id, new)
 
@@ -360,11 +361,37 @@ class JobManager:
 
         try:
             await pipeline.follow(prepared, target, on_event)
+        except Exception as exc:  # whatever breaks following, the job is settled, never left running
+            log.exception("jupyter-promote: following job %s failed", job_id)
+            self._settle_after_error(prepared, exc)
         finally:
             flush()
             self._active.pop(job_id, None)
             self._cancel_requested.discard(job_id)
-            self.store.put_job(prepared.run.read(), run_dir)
+            try:
+                current = prepared.run.read()
+            except PromoteError:  # job.json unreadable: the record as this server last knew it
+                current = prepared.record
+            self.store.put_job(current, run_dir)
+
+    def _settle_after_error(self, prepared: Prepared, exc: Exception) -> None:
+        """Fail a job whose following raised, through its own event log (one source of seqs), and store it."""
+        record, run = prepared.record, prepared.run
+        message = f"the server could not follow the job: {type(exc).__name__}: {exc}".splitlines()[0]
+        try:
+            prepared.log.emit("status", state="failed", reason="error", message=message, source="server")
+            events = EventTail(str(run.events), after=self.store.last_seq(record.id), job=record.id).read()
+            view = JobView().fold(self.store.events_after(record.id, 0) + events)
+            view.update(record)
+            run.write(record)
+            new = self.store.add_events(record.id, events)
+            if new:
+                self.publish(record.id, new)
+        except Exception:  # the run directory itself is unusable (a full disk): the store still says why
+            log.exception("jupyter-promote: job %s: could not write its final state", record.id)
+            record.state, record.reason, record.message = JobState.FAILED, "error", message
+            record.finished_at = round(time.time(), 3)
+        self.store.put_job(record, str(run.path))
 
     def _end_unsubmitted(self, record: JobRecord, state: str, reason: str, message: str) -> None:
         record.state, record.reason, record.message = JobState(state), reason, message

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -109,6 +110,16 @@ class Resources:
         return cls(**(data or {}))
 
 
+#: The least value of each numeric monitor setting (seconds, or optimizer steps for check_every).
+MONITOR_MINIMUMS: dict[str, float] = {
+    "stall_timeout_s": 1.0,
+    "check_every": 1,
+    "heartbeat_s": 1.0,
+    "window_s": 0.5,
+    "gpu_sample_s": 1.0,
+}
+
+
 @dataclass(frozen=True)
 class MonitorSettings:
     """What the in-job monitor watches and what it does about it (baked into the job notebook)."""
@@ -126,10 +137,14 @@ class MonitorSettings:
         for name in ("nan_action", "stall_action", "throughput_action"):
             if getattr(self, name) not in ("fail", "alert"):
                 raise UsageError(f"{name} {getattr(self, name)!r}: must be 'fail' or 'alert'", subject=name)
-        if self.stall_timeout_s <= 0:
-            raise UsageError(f"--stall-timeout {self.stall_timeout_s}: must be positive", subject="stall_timeout")
-        if self.check_every < 1:
-            raise UsageError(f"check_every {self.check_every}: must be at least 1", subject="check_every")
+        # the one place every monitor setting is bounded, for the CLI and the server alike: a heartbeat every
+        # nanosecond would flood the store and the browsers, a NaN would reach the job notebook as code
+        for name, least in MONITOR_MINIMUMS.items():
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise UsageError(f"{name} {value!r}: must be a finite number", subject=name)
+            if value < least or (name == "stall_timeout_s" and value <= 0):
+                raise UsageError(f"{name} {value!r}: must be at least {least:g}", subject=name)
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

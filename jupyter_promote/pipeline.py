@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import KernelError, PromoteError, UsageError
-from .events import JobView
+from .events import JobView, problem
 from .freeze import DEFAULT_ENV_ALLOWLIST, FrozenEnv, freeze, kernel_interpreter
 from .job.convert import convert, write_notebook
 from .job.notebook import kernel_of, read_notebook
@@ -76,6 +76,24 @@ def _remove_run(path: Path, created: bool) -> None:
     elif path.is_dir():
         for item in path.iterdir():
             shutil.rmtree(item) if item.is_dir() else item.unlink()
+
+
+def _set_aside(events: list[dict[str, Any]], tail: EventTail, log: EventLog) -> list[dict[str, Any]]:
+    """The events that can be folded; each one that cannot (another writer's line, an unknown type or state)
+    is set aside and reported as an alert in the job's own log, never fatal."""
+    bad = [(e, "not this job's (another writer's line)") for e in tail.foreign]
+    tail.foreign.clear()
+    good = []
+    for event in events:
+        why = problem(event)
+        if why is None:
+            good.append(event)
+        else:
+            bad.append((event, why))
+    for event, why in bad:
+        log.emit("alert", kind="bad_event", action="alert", source="pipeline",
+                 message=f"an event was set aside: {why} (seq {event.get('seq')!r}, type {event.get('type')!r})")  # fmt: skip
+    return good
 
 
 def new_job_id() -> str:
@@ -228,7 +246,7 @@ class Pipeline:
     ) -> JobView:
         """Follow a submitted job to its final state, keeping job.json up to date."""
         record, run = prepared.record, prepared.run
-        tail = EventTail(str(run.events))
+        tail = EventTail(str(run.events), job=record.id)
         view = JobView()
         ended_at: float | None = None
 
@@ -238,7 +256,7 @@ class Pipeline:
         def drain() -> None:
             nonlocal written
             events = tail.read()
-            for event in events:
+            for event in _set_aside(events, tail, prepared.log):
                 view.apply(event)
                 if on_event is not None:
                     on_event(event, view)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
+import math
 import os
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -44,6 +45,17 @@ def maps_errors(method: Callable[..., Awaitable[None]]) -> Callable[..., Awaitab
     return wrapper
 
 
+def _non_finite(name: str) -> Any:
+    raise UsageError(f"body: {name} is not a JSON number (only finite numbers are)", subject="body")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise UsageError(f"body: {text[:40]} is beyond a finite number", subject="body")
+    return value
+
+
 class PromoteHandler(APIHandler):
     auth_resource = AUTH_RESOURCE
 
@@ -65,8 +77,13 @@ class PromoteHandler(APIHandler):
         )
 
     def body(self) -> Any:
+        """The request's JSON body, as browsers' JSON.parse would read it: no NaN, no Infinity, no overflow."""
         try:
-            return json.loads(self.request.body or b"{}")
+            return json.loads(self.request.body or b"{}", parse_constant=_non_finite, parse_float=_finite_float)
+        except RecursionError:
+            raise UsageError("body: nested too deeply", subject="body") from None
+        except UsageError:
+            raise
         except ValueError:
             raise UsageError("body: not valid JSON", subject="body") from None
 

@@ -45,7 +45,7 @@ CREATE TABLE IF NOT EXISTS transitions (
 
 def event_text(event: dict[str, Any]) -> str:
     """The JSON text of an event: the line it was read from when there is one (no second encoding)."""
-    return getattr(event, "text", None) or json.dumps(event, separators=(",", ":"))
+    return getattr(event, "text", None) or json.dumps(event, separators=(",", ":"), allow_nan=False)
 
 
 class JobStore:
@@ -66,7 +66,7 @@ class JobStore:
 
     def put_job(self, record: JobRecord, run_dir: str | None) -> None:
         """Insert or replace a job's row from its record."""
-        data = json.dumps(record.to_json(), sort_keys=True)
+        data = json.dumps(record.to_json(), sort_keys=True, allow_nan=False)
         with self._lock:
             self._db.execute(
                 "INSERT INTO jobs (id, run_dir, notebook, state, created_at, record) VALUES (?, ?, ?, ?, ?, ?) "

@@ -6,6 +6,30 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..models import JobRecord, JobState
+from ..runtime.events import EVENT_TYPES
+
+_STATES = frozenset(s.value for s in JobState)
+_FIELD_TYPES: dict[str, tuple[str, type]] = {
+    "metric": ("metrics", dict),
+    "artifacts": ("files", list),
+    "alert": ("kind", str),
+}
+
+
+def problem(event: dict[str, Any]) -> str | None:
+    """Why ``event`` cannot be folded (one line), or None. Such events are set aside, never fatal."""
+    kind = event.get("type")
+    if kind not in EVENT_TYPES:
+        return f"unknown type {kind!r}"
+    seq = event.get("seq")
+    if isinstance(seq, bool) or not isinstance(seq, int) or seq < 1:
+        return f"seq {seq!r} is not a positive whole number"
+    if kind == "status" and event.get("state") not in _STATES:
+        return f"unknown state {event.get('state')!r}"
+    field_name, field_type = _FIELD_TYPES.get(str(kind), ("", object))
+    if field_name and not isinstance(event.get(field_name), field_type):
+        return f"a {kind} event whose {field_name} is not a {field_type.__name__}"
+    return None
 
 
 @dataclass
@@ -29,6 +53,8 @@ class JobView:
     artifacts: list[dict[str, Any]] = field(default_factory=list)
 
     def apply(self, event: dict[str, Any]) -> None:
+        if problem(event) is not None:
+            return  # set aside (the follower reports it); it neither moves seq nor the state
         if event["seq"] <= self.seq:
             return  # already folded: replays and reconnects are harmless
         self.seq = event["seq"]

@@ -69,7 +69,12 @@ def _jsonable(value: Any) -> Any:
 
 
 def _last_seq(f: Any) -> tuple[int, bool]:
-    """The seq of the last complete event in ``f`` (0 when there is none), and whether f ends a line."""
+    """The seq of the last complete event in ``f`` (0 when there is none), and whether f ends a line.
+
+    Only lines an EventLog wrote count (they carry ``job`` and ``ts``): a line appended by anything else,
+    whatever ``seq`` it claims, does not move the count. Every writer of a job's file (the pipeline, the
+    runner, the papermill engine, the kernel) shares that one count.
+    """
     end = f.seek(0, os.SEEK_END)
     if end == 0:
         return 0, True
@@ -82,7 +87,7 @@ def _last_seq(f: Any) -> tuple[int, bool]:
         candidates = lines if size == end else lines[1:]
         for raw in reversed(candidates):
             event = _parse(raw)
-            if event is not None:
+            if event is not None and isinstance(event.get("job"), str) and "ts" in event:
                 return int(event["seq"]), chunk.endswith(b"\n")
         if size == end:
             return 0, chunk.endswith(b"\n")
@@ -131,11 +136,17 @@ def iter_events(path: str) -> Iterator[dict[str, Any]]:
 
 
 class EventTail:
-    """Follow an event file incrementally: each :meth:`read` returns the events appended since the last."""
+    """Follow an event file incrementally: each :meth:`read` returns the events appended since the last.
 
-    def __init__(self, path: str, after: int = 0) -> None:
+    Given ``job``, lines that are not that job's (another writer's, or no EventLog's) are not returned and
+    do not move ``after``: they are kept in :attr:`foreign` for the reader to report.
+    """
+
+    def __init__(self, path: str, after: int = 0, job: str | None = None) -> None:
         self.path = os.fspath(path)
         self.after = after
+        self.job = job
+        self.foreign: list[dict[str, Any]] = []
         self._offset = 0
         self._partial = b""
 
@@ -152,7 +163,11 @@ class EventTail:
         events: list[dict[str, Any]] = []
         for raw in lines:
             event = _parse(raw)
-            if event is not None and event["seq"] > self.after:
+            if event is None:
+                continue
+            if self.job is not None and event.get("job") != self.job:
+                self.foreign.append(event)
+            elif event["seq"] > self.after:
                 events.append(event)
                 self.after = event["seq"]
         return events

@@ -1,0 +1,87 @@
+"""Faults and bad input (issue: no job stuck, no event lost, no 500): each finding reproduced, then fixed.
+
+A notebook that appends a malformed line to its own events file: the line is set aside and reported as an
+alert, the job's own events keep their numbering, and the job ends as it should, by the CLI and the server.
+"""
+
+from __future__ import annotations
+
+import json
+
+from conftest import events, job
+from test_server import api
+from test_server_home import jp_server_config, wait_final  # noqa: F401 (a fixture)
+
+BOGUS = '{"seq":100000,"type":"status","state":"bogus"}'
+
+
+def bogus_notebook(folder):
+    folder.mkdir(parents=True, exist_ok=True)
+    cells = [
+        "import os\nwith open(os.environ['PROMOTE_EVENTS'], 'a') as f:\n    f.write(" + repr(BOGUS + "\n") + ")",
+        "from jupyter_promote import report\nreport(after=1)",
+    ]
+    nb = {"cells": [{"cell_type": "code", "execution_count": None, "id": f"c{i}", "metadata": {}, "outputs": [],
+                     "source": s} for i, s in enumerate(cells)],
+          "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+          "nbformat": 4, "nbformat_minor": 5}  # fmt: skip
+    path = folder / "bogus.ipynb"
+    path.write_text(json.dumps(nb))
+    return path
+
+
+def test_a_malformed_event_is_set_aside_and_the_job_ends_normally(cli, tmp_path):
+    done = cli("run", str(bogus_notebook(tmp_path / "nb")))
+    assert done.returncode == 0, done.stderr
+    run = cli.only_run()
+    assert job(run)["state"] == "succeeded" and job(run)["metrics"] == {"after": 1}
+    own = [e for e in events(run) if "job" in e]
+    assert [e["seq"] for e in own] == list(range(1, len(own) + 1))  # the foreign seq moved nothing
+    assert any(e["type"] == "alert" and e["kind"] == "bad_event" for e in own)
+    status = cli("status", str(run))
+    assert status.returncode == 0 and "Traceback" not in status.stderr and "bad_event" in status.stdout
+
+
+async def test_the_server_sets_a_malformed_event_aside(jp_fetch, jp_root_dir):
+    bogus_notebook(jp_root_dir)
+    _, body = await api(jp_fetch, "jobs", method="POST", body={"notebook": "bogus.ipynb"})
+    record = await wait_final(jp_fetch, body["id"])
+    assert record["state"] == "succeeded"
+    _, stored = await api(jp_fetch, "jobs", body["id"], "events")
+    seqs = [e["seq"] for e in stored["events"]]
+    assert seqs == list(range(1, len(seqs) + 1))
+    assert any(e["type"] == "alert" and e.get("kind") == "bad_event" for e in stored["events"])
+
+
+async def test_non_finite_numbers_hostile_names_and_unbounded_monitors_are_400s(jp_fetch, jp_root_dir):
+    from tornado.httpclient import HTTPClientError
+
+    bogus_notebook(jp_root_dir)
+    bodies = {
+        '{"notebook": "bogus.ipynb", "parameters": {"lr": NaN}}': "NaN",
+        '{"notebook": "bogus.ipynb", "parameters": {"lr": -Infinity}}': "Infinity",
+        '{"notebook": "bogus.ipynb", "resources": {"cpus": 1e999}}': "1e999",
+        '{"notebook": "bogus.ipynb", "monitor": {"stall_timeout_s": "nan"}}': "stall_timeout_s",
+        '{"notebook": "bogus.ipynb", "monitor": {"heartbeat_s": 1e-9}}': "heartbeat_s",
+        '{"notebook": "bogus.ipynb", "monitor": {"window_s": 0.01}}': "window_s",
+        '{"notebook": "bogus.ipynb", "parameters": {"x = 1\\nopen(\'/tmp/p\', \'w\')\\ny": 1}}': "identifier",
+        '{"notebook": "bogus.ipynb", "parameters": {"class": 1}}': "identifier",
+        "[" * 3000 + "]" * 3000: "body",
+    }
+    for body, field in bodies.items():
+        try:
+            await jp_fetch("jupyter-promote", "jobs", method="POST", body=body)
+        except HTTPClientError as exc:
+            message = json.loads(exc.response.body)["message"]
+            assert exc.code == 400 and field in message and "\n" not in message, (body[:80], exc.code, message)
+        else:
+            raise AssertionError(f"accepted: {body[:80]}")
+    _, listing = await api(jp_fetch, "jobs")
+    assert listing["total"] == 0
+
+
+def test_the_cli_bounds_monitor_settings_in_the_same_place(cli, tmp_path):
+    done = cli("run", str(bogus_notebook(tmp_path / "nb")), "--monitor", "heartbeat_s=0.000000001")
+    assert done.returncode == 2 and "heartbeat_s" in done.stderr and "at least 1" in done.stderr
+    done = cli("run", str(bogus_notebook(tmp_path / "nb")), "--monitor", "window_s=nan")
+    assert done.returncode == 2 and "finite" in done.stderr
