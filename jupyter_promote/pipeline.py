@@ -161,6 +161,8 @@ class Pipeline:
             raise UsageError(f"--out {path}: already exists and is not empty", subject=str(path))
         created = not path.exists()
         path.mkdir(parents=True, exist_ok=True)
+        if created:  # parameters, logs and outputs are the user's alone, also on a shared login node
+            path.chmod(0o700)
         run = RunDir(path)
         self.on_run_dir(run)
         try:

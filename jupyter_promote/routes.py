@@ -21,7 +21,7 @@ from jupyter_server.auth.decorator import authorized
 from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import url_path_join
 
-from .errors import PromoteError, UsageError
+from .errors import ForbiddenPath, PromoteError, UsageError
 from .freeze import environment_card, read_lock
 from .jobs import JobManager, confine, kernel_from_payload, relative_to_root, request_from_payload, sweep_from_payload
 from .targets import load_target_classes
@@ -191,6 +191,13 @@ class RerunHandler(PromoteHandler):
     @authorized
     @maps_errors
     async def post(self, job_id: str) -> None:
+        record, _ = self.manager.get(job_id)
+        relative = relative_to_root(self.root_dir, record.notebook)
+        if relative is None:  # confined again: the folder may have been moved or replaced since
+            raise ForbiddenPath(
+                f"job {job_id}: its notebook {record.notebook} is outside the server's root", subject=job_id
+            )
+        self.notebook_argument(relative)
         new_id = await self.manager.rerun(job_id)
         self.set_status(202)
         self.finish(json.dumps({"id": new_id}))

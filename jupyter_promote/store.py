@@ -52,10 +52,15 @@ class JobStore:
     """Thread-safe access to one SQLite database file."""
 
     def __init__(self, path: str) -> None:
-        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        folder = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(folder):
+            os.makedirs(folder, mode=0o700)
         self.path = path
         self._lock = threading.Lock()
+        fresh = not os.path.exists(path)
         self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        if fresh:  # every user's jobs, parameters and events: readable by that user alone
+            os.chmod(path, 0o600)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(_SCHEMA)

@@ -61,6 +61,7 @@ def prepare_sweep(
                                 sweep={"id": sweep_id, "index": 0, "size": size})  # fmt: skip
     try:
         head = pipeline.prepare(first)
+        path.chmod(0o700)  # the sweep's shared lock and job notebook, like each task's run directory
         # the shared parts move up to the sweep directory; task 0 links to them like every other task
         for name in ("env", "job.ipynb"):
             os.replace(head.run.path / name, path / name)

@@ -85,3 +85,44 @@ def test_the_cli_bounds_monitor_settings_in_the_same_place(cli, tmp_path):
     assert done.returncode == 2 and "heartbeat_s" in done.stderr and "at least 1" in done.stderr
     done = cli("run", str(bogus_notebook(tmp_path / "nb")), "--monitor", "window_s=nan")
     assert done.returncode == 2 and "finite" in done.stderr
+
+
+async def test_rerun_is_confined_again(jp_fetch, jp_root_dir, jp_serverapp, tmp_path):
+    from tornado.httpclient import HTTPClientError
+
+    from jupyter_promote.models import JobRecord
+
+    # Given a job promoted by a server started elsewhere (the store is the user's, shared by their servers)
+    elsewhere = bogus_notebook(tmp_path / "other-project")
+    store = jp_serverapp.web_app.settings["jupyter_promote_jobs"].store
+    store.put_job(JobRecord(id="abcdef123456", notebook=str(elsewhere), target="local", kernel="python3"), None)
+    # When this server is asked to rerun it, Then it refuses: the notebook is outside this server's root
+    try:
+        await jp_fetch("jupyter-promote", "jobs", "abcdef123456", "rerun", method="POST", body="{}")
+    except HTTPClientError as exc:
+        assert exc.code == 403 and "outside the server's root" in json.loads(exc.response.body)["message"]
+    else:
+        raise AssertionError("a rerun of a notebook outside the root was accepted")
+
+
+def test_credentials_in_index_urls_never_reach_the_lock():
+    from jupyter_promote.freeze.introspect import strip_credentials
+
+    assert strip_credentials("https://__token__:s3cr@tPART@host/simple") == "https://host/simple"
+    assert strip_credentials("https://host/simple?access_token=abc") == "https://host/simple"
+    assert strip_credentials("/opt/wheels") == "/opt/wheels"
+
+
+def test_run_directories_and_the_store_are_private(cli, tmp_path):
+    import os
+    import stat
+
+    from jupyter_promote.store import JobStore
+
+    done = cli("run", str(bogus_notebook(tmp_path / "nb")))
+    assert done.returncode == 0
+    assert stat.S_IMODE(os.stat(cli.only_run()).st_mode) == 0o700
+    store = JobStore(str(tmp_path / "state" / "jobs.sqlite"))
+    store.close()
+    assert stat.S_IMODE(os.stat(tmp_path / "state").st_mode) == 0o700
+    assert stat.S_IMODE(os.stat(tmp_path / "state" / "jobs.sqlite").st_mode) == 0o600

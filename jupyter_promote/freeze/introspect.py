@@ -24,7 +24,10 @@ PIP_ENV = ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "PIP_TRUSTE
 
 
 def strip_credentials(url):
-    return re.sub(r"(?<=://)[^/@\s]+@", "", url) if isinstance(url, str) else url
+    """A URL without its userinfo (up to the last @ before the path) and without its query string."""
+    if not isinstance(url, str):
+        return url
+    return re.sub(r"(?<=://)[^/\s]*@", "", url).split("?", 1)[0]
 
 
 def distributions():
