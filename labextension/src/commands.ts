@@ -6,6 +6,7 @@ import { artifactName } from './artifacts';
 import { askPromote, IPromoteChoice } from './dialog';
 import { FieldError, fieldOfSubject, toRequest } from './form';
 import { JobsModel } from './jobs';
+import { outputCopyPath } from './output';
 import { PromoteRequestError } from './request';
 import { IArtifact, IJobDetail } from './tokens';
 
@@ -76,9 +77,15 @@ export async function openOutput(
   }
   try {
     const content = await model.service.output(detail.id);
-    const stem = detail.notebook_path.replace(/\.ipynb$/, '');
-    const path = `${stem}.promote-${detail.id.slice(0, 8)}.ipynb`;
-    await app.serviceManager.contents.save(path, { type: 'notebook', format: 'json', content });
+    const contents = app.serviceManager.contents;
+    // a copy the user opened and edited before is never overwritten: the next free name
+    const path = await outputCopyPath(detail.notebook_path, detail.id, p =>
+      contents.get(p, { content: false }).then(
+        () => true,
+        () => false
+      )
+    );
+    await contents.save(path, { type: 'notebook', format: 'json', content });
     await app.commands.execute('docmanager:open', { path });
   } catch (error) {
     Notification.error(trans.__('Job %1: cannot open its output: %2', detail.id, (error as Error).message));
