@@ -605,7 +605,8 @@ def cmd_sweep(args: argparse.Namespace, app: Any, sets: list[dict[str, Any]] | N
     async def go() -> list[Any]:
         loop = asyncio.get_running_loop()
         work = asyncio.ensure_future(run_sweep(pipeline, sweep, target, on_done))
-        loop.add_signal_handler(signal.SIGINT, work.cancel)
+        for signum in STOP_SIGNALS:
+            loop.add_signal_handler(signum, work.cancel)
         try:
             return await work
         except asyncio.CancelledError:
@@ -699,7 +700,8 @@ def _warn_unknown_parameters(notebook: str, params: dict[str, Any], progress: An
 async def _submit_and_follow(pipeline: Any, prepared: Any, target: Any, progress: Any) -> Any:
     loop = asyncio.get_running_loop()
     interrupted = asyncio.Event()
-    loop.add_signal_handler(signal.SIGINT, interrupted.set)
+    for signum in STOP_SIGNALS:
+        loop.add_signal_handler(signum, interrupted.set)
     try:
         await pipeline.submit(prepared, target)
         follow = asyncio.create_task(pipeline.follow(prepared, target, progress.on_event))
@@ -718,7 +720,8 @@ async def _submit_and_follow(pipeline: Any, prepared: Any, target: Any, progress
             )
             return await pipeline.follow(prepared, target, progress.on_event)
     finally:
-        loop.remove_signal_handler(signal.SIGINT)
+        for signum in STOP_SIGNALS:
+            loop.remove_signal_handler(signum)
 
 
 def _find_run(job: str, runs_dir: str) -> Any:
@@ -858,9 +861,21 @@ def _config_help(own_args: list[str], config_args: list[str]) -> int:
     return EXIT_OK
 
 
+#: Ctrl-C, and what CI systems, `timeout` and a batch system's end send (SIGTERM) or a closed terminal (SIGHUP).
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``jupyter-promote`` / ``jupyter promote``."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    # SIGTERM (CI systems, `timeout`, a batch system's end) and SIGHUP (a closed terminal) stop a job as Ctrl-C
+    # does: what was started is cancelled and the record settled, never left pending
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, _interrupt)
     config_args = [a for a in argv if _CONFIG_FLAG.match(a)]
     own_args = [a for a in argv if not _CONFIG_FLAG.match(a)]
     try:

@@ -6,6 +6,7 @@ import json
 import signal
 import time
 
+import pytest
 from conftest import NOTEBOOKS, events, job
 
 
@@ -143,7 +144,9 @@ def test_seed_parameter_seeds_the_job(cli, tmp_path):
     assert values == [random.random()] * 2
 
 
-def test_ctrl_c_cancels_the_job_and_exits_130(cli):
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
+def test_ctrl_c_cancels_the_job_and_exits_130(cli, sig):
+    # SIGTERM is what CI systems and `timeout` send, SIGHUP a closed terminal: both are taken as Ctrl-C
     proc = cli.popen("run", str(NOTEBOOKS / "hang.ipynb"))
     deadline = time.time() + 120
     while time.time() < deadline:
@@ -151,7 +154,7 @@ def test_ctrl_c_cancels_the_job_and_exits_130(cli):
         if runs and any(e.get("phase") == "start" and "sleep" in e.get("source", "") for e in events(runs[0].parent)):
             break
         time.sleep(0.2)
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(sig)
     _, err = proc.communicate(timeout=90)
     assert proc.returncode == 130, err
     record = job(cli.only_run())
