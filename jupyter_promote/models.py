@@ -36,6 +36,10 @@ FAILURE_REASONS = ("error", "nan", "stall", "throughput", "oom", "timeout", "kil
 _MEMORY_UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}
 _MEMORY_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?\s*$", re.IGNORECASE)
 _TIME_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+#: Bounds beyond which a resource is a typo (or an attack), not a request: refused with one line.
+MAX_MEMORY_BYTES = 2**60
+MAX_TIME_LIMIT_S = 100 * 366 * 86400
+MAX_COUNT = 1_000_000
 
 
 def parse_memory(text: str) -> int:
@@ -45,7 +49,10 @@ def parse_memory(text: str) -> int:
         raise UsageError(f"--memory {text!r}: not a size (use e.g. 512M, 4G, 2GiB)", subject="memory")
     number, unit = match.groups()
     scale = _MEMORY_UNITS[unit.lower()] if unit else 1024**2
-    return int(float(number) * scale)
+    size = float(number) * scale
+    if not size < MAX_MEMORY_BYTES:
+        raise UsageError(f"--memory {str(text)[:40]!r}: larger than any machine (at most 1 EiB)", subject="memory")
+    return int(size)
 
 
 def parse_time_limit(text: str) -> int:
@@ -70,6 +77,8 @@ def parse_time_limit(text: str) -> int:
         raise bad
     if seconds <= 0:
         raise bad
+    if not seconds <= MAX_TIME_LIMIT_S:
+        raise UsageError(f"--time {value[:40]!r}: longer than 100 years", subject="time")
     return int(seconds)
 
 
@@ -87,10 +96,13 @@ class Resources:
         def count(name: str, value: Any) -> int | None:
             if value is None:
                 return None
+            whole = not isinstance(value, bool) and (not isinstance(value, float) or value.is_integer())
             try:
-                number = int(value)
-            except (TypeError, ValueError):
-                raise UsageError(f"--{name} {value!r}: not a whole number", subject=name) from None
+                number = int(value) if whole else None
+            except (TypeError, ValueError, OverflowError):
+                number = None
+            if number is None or number > MAX_COUNT:  # true and 1.9 are not 1; 10**400 is not a machine
+                raise UsageError(f"--{name} {str(value)[:40]!r}: not a whole number up to {MAX_COUNT}", subject=name)
             if number < 0 or (name == "cpus" and number == 0):
                 raise UsageError(f"--{name} {value!r}: must be positive", subject=name)
             return number

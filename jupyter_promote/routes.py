@@ -246,7 +246,7 @@ class LogsHandler(PromoteHandler):
             raise UsageError(f"stream {stream!r}: not a log (expected {' or '.join(LOG_STREAMS)})", subject="stream")
         data = b""
         path = os.path.join(run_dir or "", LOG_STREAMS[stream])
-        if run_dir and os.path.exists(path):
+        if run_dir and os.path.exists(path) and after <= os.path.getsize(path):
             with open(path, "rb") as f:
                 f.seek(after)
                 data = f.read(1 << 20)

@@ -126,3 +126,32 @@ def test_run_directories_and_the_store_are_private(cli, tmp_path):
     store.close()
     assert stat.S_IMODE(os.stat(tmp_path / "state").st_mode) == 0o700
     assert stat.S_IMODE(os.stat(tmp_path / "state" / "jobs.sqlite").st_mode) == 0o600
+
+
+async def test_inputs_that_answered_500_are_400s_naming_the_field(jp_fetch, jp_root_dir):
+    from tornado.httpclient import HTTPClientError
+
+    bogus_notebook(jp_root_dir)
+    nb = json.loads((jp_root_dir / "bogus.ipynb").read_text())
+    nb["metadata"]["kernelspec"]["language"] = 3
+    (jp_root_dir / "odd.ipynb").write_text(json.dumps(nb))
+    cases = [
+        ("jobs", {"notebook": "bogus.ipynb", "resources": {"memory": "9" * 400}}, "memory"),
+        ("jobs", {"notebook": "bogus.ipynb", "resources": {"time": "9" * 400 + "h"}}, "time"),
+        ("jobs", {"notebook": "bogus.ipynb", "resources": {"cpus": True}}, "cpus"),
+        ("jobs", {"notebook": "bogus.ipynb", "resources": {"cpus": 1.9}}, "cpus"),
+        ("jobs", {"notebook": "bogus.ipynb", "resources": {"gpus": 10**400}}, "gpus"),
+        ("freeze", {"notebook": "odd.ipynb"}, "3"),
+    ]
+    for route, body, field in cases:
+        try:
+            await jp_fetch("jupyter-promote", route, method="POST", body=json.dumps(body))
+        except HTTPClientError as exc:
+            message = json.loads(exc.response.body)["message"]
+            assert exc.code == 400 and field in message and "\n" not in message, (body, exc.code, message)
+        else:
+            raise AssertionError(f"accepted: {body}")
+    _, created = await api(jp_fetch, "jobs", method="POST", body={"notebook": "bogus.ipynb"})
+    code, logs = await api(jp_fetch, "jobs", created["id"], "logs", after=str(2**63 - 1))
+    assert code == 200 and logs["text"] == ""
+    await wait_final(jp_fetch, created["id"])

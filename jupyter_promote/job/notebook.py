@@ -77,9 +77,16 @@ def tags_of(cell: dict[str, Any]) -> list[str]:
 
 def kernel_of(nb: dict[str, Any], path: str) -> str:
     """The kernelspec name the notebook asks for (``python3`` when it names none); refuses non-Python kernels."""
-    metadata = nb.get("metadata", {})
-    spec = metadata.get("kernelspec") or {}
-    language = spec.get("language") or metadata.get("language_info", {}).get("name") or "python"
+
+    def section(data: Any, key: str) -> dict[str, Any]:
+        value = data.get(key) if isinstance(data, dict) else None
+        return value if isinstance(value, dict) else {}
+
+    metadata = section(nb, "metadata")
+    spec, info = section(metadata, "kernelspec"), section(metadata, "language_info")
+    language = str(spec.get("language") or info.get("name") or "python")
+    if not isinstance(spec.get("name", ""), str):
+        raise NotebookError.at(path, "its kernelspec name is not a string")
     if language.lower() != "python":
         raise NotebookError.at(
             path, f"uses a {language} kernel ({spec.get('name', '?')}); only Python notebooks can be promoted"
