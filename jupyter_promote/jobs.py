@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import errno
 import keyword
 import logging
 import os
@@ -267,7 +268,7 @@ class JobManager:
 
     def _start(self, request: PromoteRequest, target: Target, slots: asyncio.Semaphore | None) -> str:
         request.job_id = new_job_id()
-        record = JobRecord(id=request.job_id, notebook=request.notebook, target=request.target, kernel="",
+        record = JobRecord(id=request.job_id, notebook=request.notebook, target=request.target, kernel=request.kernel or "",
                            parameters=request.parameters, resources=request.resources, monitor=request.monitor,
                            created_at=round(time.time(), 3), sweep=request.sweep)  # fmt: skip
         self.store.put_job(record, None)
@@ -377,9 +378,12 @@ class JobManager:
     def _settle_after_error(self, prepared: Prepared, exc: Exception) -> None:
         """Fail a job whose following raised, through its own event log (one source of seqs), and store it."""
         record, run = prepared.record, prepared.run
+        reason = "error"
         message = f"the server could not follow the job: {type(exc).__name__}: {exc}".splitlines()[0]
+        if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+            reason, message = "disk_full", f"the disk of the run directory {run.path} is full"
         try:
-            prepared.log.emit("status", state="failed", reason="error", message=message, source="server")
+            prepared.log.emit("status", state="failed", reason=reason, message=message, source="server")
             events = EventTail(str(run.events), after=self.store.last_seq(record.id), job=record.id).read()
             view = JobView().fold(self.store.events_after(record.id, 0) + events)
             view.update(record)
@@ -389,7 +393,7 @@ class JobManager:
                 self.publish(record.id, new)
         except Exception:  # the run directory itself is unusable (a full disk): the store still says why
             log.exception("jupyter-promote: job %s: could not write its final state", record.id)
-            record.state, record.reason, record.message = JobState.FAILED, "error", message
+            record.state, record.reason, record.message = JobState.FAILED, reason, message
             record.finished_at = round(time.time(), 3)
         self.store.put_job(record, str(run.path))
 

@@ -262,9 +262,17 @@ class OutputHandler(PromoteHandler):
         path = os.path.join(run_dir or "", "output.ipynb")
         if not run_dir or not os.path.isfile(path):
             raise UsageError(f"job {job_id}: has no output notebook yet", subject=job_id)
-        self.set_header("Content-Type", "application/x-ipynb+json")
         with open(path, "rb") as f:
-            self.finish(f.read())
+            data = f.read()
+        try:  # papermill rewrites it after every cell, in place: a torn or truncated copy is never served
+            json.loads(data)
+        except ValueError:
+            raise UsageError(
+                f"job {job_id}: its output notebook is being written or was cut short (not valid JSON); try again",
+                subject=job_id,
+            ) from None
+        self.set_header("Content-Type", "application/x-ipynb+json")
+        self.finish(data)
 
 
 class ArtifactHandler(PromoteHandler):

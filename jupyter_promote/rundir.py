@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import tempfile
@@ -44,7 +45,12 @@ class RunDir:
     def write(self, record: JobRecord) -> None:
         record.updated_at = round(time.time(), 3)
         fd, tmp = tempfile.mkstemp(prefix=".job-", suffix=".json", dir=self.path)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(record.to_json(), f, indent=2, sort_keys=True)
-            f.write("\n")
-        os.replace(tmp, self.job_json)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                json.dump(record.to_json(), f, indent=2, sort_keys=True)
+                f.write("\n")
+            os.replace(tmp, self.job_json)
+        except BaseException:  # a full disk, an interrupt: job.json stays as it was, no temp file is left
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise

@@ -7,7 +7,10 @@ alert, the job's own events keep their numbering, and the job ends as it should,
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 
+import pytest
 from conftest import events, job
 from test_server import api
 from test_server_home import jp_server_config, wait_final  # noqa: F401 (a fixture)
@@ -155,3 +158,50 @@ async def test_inputs_that_answered_500_are_400s_naming_the_field(jp_fetch, jp_r
     code, logs = await api(jp_fetch, "jobs", created["id"], "logs", after=str(2**63 - 1))
     assert code == 200 and logs["text"] == ""
     await wait_final(jp_fetch, created["id"])
+
+
+FILL_DISK = """import os
+try:
+    with open('filler', 'wb') as f:
+        while True:
+            f.write(b'x' * 65536)
+except OSError as exc:
+    print('the disk is full:', exc)
+"""
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """The server's runs directory (tmp_path/runs, see jp_server_config) on a 3 MiB filesystem of its own."""
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(runs)], check=True)
+    yield runs
+    subprocess.run(["umount", "-l", str(runs)], check=False)
+
+
+async def test_a_full_disk_settles_the_job_and_nothing_half_written_is_served(small_disk, jp_fetch, jp_root_dir):
+    from tornado.httpclient import HTTPClientError
+
+    # Given a notebook that fills the disk of its run directory, then goes on
+    cells = [FILL_DISK, "import time\nfor i in range(5):\n    print('still here', i)\n    time.sleep(1)"]
+    nb = {"cells": [{"cell_type": "code", "execution_count": None, "id": f"c{i}", "metadata": {}, "outputs": [],
+                     "source": s} for i, s in enumerate(cells)],
+          "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+          "nbformat": 4, "nbformat_minor": 5}  # fmt: skip
+    (jp_root_dir / "fill.ipynb").write_text(json.dumps(nb))
+    # When it is promoted
+    _, body = await api(jp_fetch, "jobs", method="POST", body={"notebook": "fill.ipynb"})
+    record = await wait_final(jp_fetch, body["id"], timeout=180)
+    # Then the job reached a final state that says why, and no temp file is left behind
+    assert record["state"] == "failed", record
+    assert record["reason"] in ("disk_full", "error", "lost"), record
+    print("full disk:", record["reason"], record["message"])
+    assert not [p for p in os.listdir(record["run_dir"]) if p.startswith(".job-")]
+    # And the output is served only when it parses
+    try:
+        response = await jp_fetch("jupyter-promote", "jobs", body["id"], "output")
+        json.loads(response.body)
+    except HTTPClientError as exc:
+        message = json.loads(exc.response.body)["message"]
+        assert exc.code == 400 and ("not valid JSON" in message or "no output notebook" in message), message

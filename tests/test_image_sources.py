@@ -49,10 +49,14 @@ def test_a_wheel_only_this_machine_has_goes_with_the_lock(cli, tmp_path):
     assert done.returncode == 0, done.stderr
     lock = json.loads((tmp_path / "env" / "promote.lock.json").read_text())
     (pkg,) = [p for p in lock["packages"] if p["name"] == "tinypkg"]
-    # Then the very wheel is carried, with where it was found
-    assert pkg["source"]["wheel"].startswith("wheels/tinypkg-1.0+site-") and pkg["source"]["found_in"].endswith("links")
-    assert (tmp_path / "env" / pkg["source"]["wheel"]).is_file()
+    # Then the lock says where that very wheel is, and the build context carries it (a run directory does not)
+    assert pkg["source"]["wheel"].startswith("wheels/tinypkg-1.0+site-") and pkg["source"]["found_in"] == str(links)
+    assert not (tmp_path / "env" / "wheels").exists()
     assert pkg["requires_python"] == ">=3.8"
+    plan = cli("build", "--python", str(python), "--dry-run", f"--ImageBuilder.base_image={BASE_IMAGE}",
+               env={"PIP_FIND_LINKS": str(links)})  # fmt: skip
+    assert plan.returncode == 0, plan.stderr
+    assert "wheels/tinypkg-1.0+site-" in plan.stdout + plan.stderr
 
 
 @pytest.mark.slow

@@ -200,20 +200,6 @@ def _vendor_local_packages(interpreter: Interpreter, lock: dict[str, Any], stagi
             source["wheel"] = f"wheels/{target.name}"
         elif kind in ("editable", "local", "archive"):
             source["unreproducible"] = f"{source['unreproducible']}: {source.get('path')} no longer exists"
-        elif kind == "index" and source.get("found_in"):
-            _carry_local_wheel(source, staging / "wheels")
-
-
-def _carry_local_wheel(source: dict[str, Any], wheels: Path) -> None:
-    """The wheel pip took from a find-links folder of this machine (see :func:`.lock.find_local_wheel`) goes
-    with the lock, as wheels of local code do: the build cannot reach the folder."""
-    name = source["wheel"].removeprefix("wheels/")
-    wheels.mkdir(parents=True, exist_ok=True)
-    origin, target = Path(source["found_in"]) / name, wheels / name
-    try:
-        os.link(origin, target)  # the same bytes without a copy where the filesystem allows
-    except OSError:
-        shutil.copyfile(origin, target)
 
 
 def _build_wheel(interpreter: Interpreter, pkg: dict[str, Any], path: Path, wheels: Path) -> Path:

@@ -105,9 +105,10 @@ class ImageBuilder(LoggingConfigurable):
         recipe.copy_runner_source(context / "runner")
         (context / "runner" / "kernel.json").write_text(recipe.kernelspec())
         wheels = env.directory / "wheels"
-        has_wheels = wheels.is_dir() and any(wheels.iterdir())
-        if has_wheels:
+        if wheels.is_dir() and any(wheels.iterdir()):
             shutil.copytree(wheels, context / "wheels")
+        _carry_found_wheels(lock, context / "wheels")
+        has_wheels = (context / "wheels").is_dir()
         options = recipe.BuildOptions(
             base_image=base, repository=repository, system_packages=tuple(self.system_packages)
         )
@@ -349,3 +350,26 @@ def _refuse_python_mismatch(lock: dict[str, Any], base_image: str, image_python:
             f"the kernel's Python {kernel} (e.g. python:{kernel}-slim)",
             subject=base_image,
         )
+
+
+def _carry_found_wheels(lock: dict[str, Any], wheels: Path) -> None:
+    """The wheels the lock found in this machine's find-links folders (``found_in``), into the build
+    context: linked where the filesystem allows, else copied. Only a build needs them, so freeze does not
+    copy them into every run directory."""
+    for pkg in lock["packages"]:
+        source = pkg["source"]
+        if not source.get("found_in"):
+            continue
+        name = source["wheel"].removeprefix("wheels/")
+        origin, target = Path(source["found_in"]) / name, wheels / name
+        if not origin.is_file():
+            raise ImageError(
+                f"{pkg['name']}=={pkg['version']}: its wheel {origin} is gone from this machine; reinstall it or "
+                "build with --wheelhouse",
+                subject=pkg["name"],
+            )
+        wheels.mkdir(exist_ok=True)
+        try:
+            os.link(origin, target)
+        except OSError:
+            shutil.copyfile(origin, target)
