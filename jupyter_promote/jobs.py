@@ -5,6 +5,7 @@ every event stored once and pushed to browsers; unfinished jobs reconciled when 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import errno
 import keyword
@@ -360,18 +361,22 @@ class JobManager:
             batch.append(event)
             latest[:] = [view]
 
+        settled_here = False
         try:
             await pipeline.follow(prepared, target, on_event)
         except Exception as exc:  # whatever breaks following, the job is settled, never left running
             log.exception("jupyter-promote: following job %s failed", job_id)
             self._settle_after_error(prepared, exc)
+            settled_here = True
+            with contextlib.suppress(Exception):  # a job the server no longer follows is not left running
+                await pipeline.cancel(prepared, target)
         finally:
             flush()
             self._active.pop(job_id, None)
             self._cancel_requested.discard(job_id)
-            try:
-                current = prepared.run.read()
-            except PromoteError:  # job.json unreadable: the record as this server last knew it
+            try:  # job.json, unless it could not take the settled state (a full disk) or cannot be read
+                current = prepared.record if settled_here else prepared.run.read()
+            except PromoteError:
                 current = prepared.record
             self.store.put_job(current, run_dir)
 
