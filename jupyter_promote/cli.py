@@ -591,7 +591,7 @@ def cmd_sweep(args: argparse.Namespace, app: Any, sets: list[dict[str, Any]] | N
         builder = ImageBuilder(config=app.config)
     pipeline = Pipeline(settings.runs_dir, tuple(settings.env_allowlist), settings.poll_interval, image_builder=builder,
                         on_line=lambda line: _say(f"  {line}"), parity_tolerance=settings.parity_tolerance)  # fmt: skip
-    sweep = prepare_sweep(pipeline, request, sets, args.max_parallel)
+    sweep = prepare_sweep(pipeline, request, sets, args.max_parallel or target.default_max_parallel())
     _say(f"sweep {sweep.id}: {len(sets)} tasks of {args.notebook} on {target.display_name} -> {sweep.path}")
     done = [0]
 

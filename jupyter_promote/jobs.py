@@ -236,7 +236,7 @@ class JobManager:
         """
         target = await self._checked_target(request)
         sweep_id = "s" + new_job_id()
-        slots = asyncio.Semaphore(max_parallel or len(sets))
+        slots = asyncio.Semaphore(max_parallel or target.default_max_parallel() or len(sets))
         ids = []
         for index, values in enumerate(sets):
             task = dataclasses.replace(request, parameters={**request.parameters, **values},

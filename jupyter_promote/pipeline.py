@@ -314,6 +314,8 @@ class Pipeline:
         and may know better how it ended (an OOM kill by the container's cgroup).
         """
         record = prepared.record
+        if not record.handle:  # never submitted (cancelled before): nothing on the target to collect
+            return
         deadline = time.monotonic() + FINAL_EVENT_GRACE_S * 6
         status = (await target.poll({record.id: record.handle}))[record.id]
         while status.state is JobState.RUNNING and time.monotonic() < deadline:  # the runner is exiting

@@ -165,3 +165,23 @@ def test_secrets_never_reach_the_context_or_a_layer(docker_cli, small_kernel, tm
     assert len(saved) > 10_000_000
     assert canary.encode() not in saved
     subprocess.run(["docker", "rmi", ref], capture_output=True)
+
+
+def test_a_notebook_folder_with_a_colon_and_a_comma_is_mounted_whole(docker_cli, tmp_path):
+    # Given a notebook that reads a file beside it, in a folder whose name has ':' and ','
+    folder = tmp_path / "data:2024,v1"
+    nb = on_kernel(
+        NOTEBOOKS / "success.ipynb",
+        SMALL_KERNEL,
+        folder,
+        ["print(open('input.txt').read())\nopen('out.txt', 'w').write('ok')"],
+    )
+    (folder / "input.txt").write_text("read from beside the notebook")
+    # When it runs in a container
+    result = docker_cli("run", str(nb), "--target", "docker", *docker_cli.base, timeout=900)
+    # Then the folder was mounted as one path, read-only, and the job's own file is in its run directory
+    assert result.returncode == 0, result.stderr
+    run = docker_cli.only_run()
+    assert "read from beside the notebook" in (run / "output.ipynb").read_text()
+    assert (run / "work" / "out.txt").read_text() == "ok" and not (folder / "out.txt").exists()
+    assert [a["path"] for a in job(run)["artifacts"]] == ["out.txt"]

@@ -38,6 +38,10 @@ class Target(LoggingConfigurable):
     #: which of the shared resource options this target honours, with what it does about each
     resource_support: ClassVar[dict[str, str]] = {}
 
+    def default_max_parallel(self) -> int | None:
+        """How many tasks of a sweep run at once when the user says nothing (None: all; a scheduler queues)."""
+        return None
+
     def available(self) -> tuple[bool, str | None]:
         """Whether jobs can be submitted now, and why not."""
         return True, None

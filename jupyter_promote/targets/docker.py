@@ -6,6 +6,7 @@ written as the invoking user); the notebook's folder is mounted read-only so rel
 
 from __future__ import annotations
 
+import asyncio
 import os
 from typing import Any, ClassVar
 
@@ -77,7 +78,7 @@ class DockerTarget(Target):
         return env
 
     async def submit(self, record: JobRecord, run: RunDir) -> dict[str, Any]:
-        from docker.types import DeviceRequest
+        from docker.types import DeviceRequest, Mount
 
         from ..image.engine import client
 
@@ -86,13 +87,15 @@ class DockerTarget(Target):
                 f"job {record.id}: the docker target needs an image and the job has none", subject=record.id
             )
         res = record.resources
-        volumes = {str(run.path): {"bind": str(run.path), "mode": "rw"}}
+        # path -> read-only; as Mounts (the engine's structured API): a path with ',' or ':' stays one path
+        binds = {str(run.path): False}
         shared = os.path.dirname(os.path.realpath(run.job_notebook))  # a sweep task links to its sweep's notebook
         if shared != os.path.realpath(run.path):
-            volumes.setdefault(shared, {"bind": shared, "mode": "ro"})
+            binds.setdefault(shared, True)
         notebook_dir = os.path.dirname(record.notebook)
         if self.mount_notebook_dir and notebook_dir and os.path.isdir(notebook_dir):
-            volumes.setdefault(notebook_dir, {"bind": notebook_dir, "mode": "ro"})
+            binds.setdefault(notebook_dir, True)
+        mounts = [Mount(path, path, type="bind", read_only=ro) for path, ro in binds.items()]
         kwargs: dict[str, Any] = {}
         if res.memory_bytes:
             kwargs.update(mem_limit=res.memory_bytes, memswap_limit=res.memory_bytes)
@@ -100,7 +103,9 @@ class DockerTarget(Target):
             kwargs["nano_cpus"] = int(res.cpus * 1e9)
         if res.gpus:
             kwargs["device_requests"] = [DeviceRequest(count=res.gpus, capabilities=[["gpu"]])]
-        container = client().containers.run(
+        engine = await asyncio.to_thread(client)  # the engine's API blocks: never on the server's event loop
+        container = await asyncio.to_thread(
+            engine.containers.run,
             record.image["ref"],
             ["/bin/sh", "-c", _ENTRY, str(run.path)],
             entrypoint=[],
@@ -109,7 +114,7 @@ class DockerTarget(Target):
             user=f"{os.getuid()}:{os.getgid()}",
             working_dir=str(run.path),
             environment=self._environment(record),
-            volumes=volumes,
+            mounts=mounts,
             shm_size=self.shm_size,
             network_mode=self.network_mode,
             labels={LABEL_JOB: record.id, "io.jupyter-promote.run-dir": str(run.path)},
@@ -118,6 +123,9 @@ class DockerTarget(Target):
         return {"container": container.id, "memory": res.memory_bytes}
 
     async def poll(self, handles: dict[str, dict[str, Any]]) -> dict[str, TargetStatus]:
+        return await asyncio.to_thread(self._poll, handles)  # docker-py blocks: off the server's event loop
+
+    def _poll(self, handles: dict[str, dict[str, Any]]) -> dict[str, TargetStatus]:
         from docker.errors import NotFound
 
         from ..image.engine import client
@@ -152,15 +160,16 @@ class DockerTarget(Target):
         return statuses
 
     async def cancel(self, handle: dict[str, Any]) -> None:
-        import asyncio
-
         from docker.errors import NotFound
 
         from ..image.engine import client
 
         handle["cancelled"] = True
-        try:
-            container = client().containers.get(handle["container"])
-            await asyncio.to_thread(container.stop, timeout=int(self.kill_grace))
-        except NotFound:
-            return
+
+        def stop() -> None:
+            try:
+                client().containers.get(handle["container"]).stop(timeout=int(self.kill_grace))
+            except NotFound:
+                return
+
+        await asyncio.to_thread(stop)

@@ -47,6 +47,10 @@ class LocalTarget(Target):
         "notebooks responsive (0: the job competes as an equal).",
     ).tag(config=True)
 
+    def default_max_parallel(self) -> int | None:
+        """This machine's usable CPUs: a 10,000-task sweep does not start 10,000 kernels at once."""
+        return max(1, len(os.sched_getaffinity(0)))
+
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._children: dict[int, subprocess.Popen[bytes]] = {}
