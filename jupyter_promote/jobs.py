@@ -8,11 +8,13 @@ import asyncio
 import contextlib
 import dataclasses
 import errno
+import functools
 import keyword
 import logging
 import os
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from .config import PromoteSettings
@@ -215,6 +217,9 @@ class JobManager:
         self._cancel_requested: set[str] = set()
         self._tasks: set[asyncio.Task[None]] = set()
         self._targets: dict[str, Target] = {}
+        # previews run a kernel's interpreter (seconds when it is slow): a pool of their own, so six dialogs
+        # opened at once never starve the threads that target checks and polls use
+        self.previews = ThreadPoolExecutor(max_workers=2, thread_name_prefix="promote-preview")
 
     def _pipeline(self) -> Pipeline:
         from .image import ImageBuilder
@@ -511,7 +516,14 @@ class JobManager:
             prepared = Prepared(current, run, None, False, EventLog(str(run.events), current.id))  # type: ignore[arg-type]
             self._spawn(self._follow(self._pipeline(), prepared, target))
 
+    async def preview_async(self, notebook: str, kernel: str | None = None, gpus: int | None = None) -> dict[str, Any]:
+        """:meth:`preview` in the previews' own threads."""
+        return await asyncio.get_running_loop().run_in_executor(
+            self.previews, functools.partial(self.preview, notebook, kernel, gpus)
+        )
+
     async def close(self) -> None:
+        self.previews.shutdown(wait=False, cancel_futures=True)
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)

@@ -216,7 +216,7 @@ class FreezeHandler(PromoteHandler):
         gpus = body.get("gpus")
         if gpus is not None and (isinstance(gpus, bool) or not isinstance(gpus, int) or gpus < 0):
             raise UsageError("gpus: must be a whole number of at least 0", subject="gpus")
-        preview = await asyncio.to_thread(self.manager.preview, notebook, kernel, gpus)
+        preview = await self.manager.preview_async(notebook, kernel, gpus)
         self.finish(json.dumps(preview))
 
 
