@@ -38,12 +38,13 @@ class PromoteExtension(ExtensionApp):
 
     def initialize_settings(self) -> None:
         from .jobs import JobManager
-        from .store import JobStore
+        from .store import JobStore, ServerLease
         from .targets import target_class
 
         settings = PromoteSettings(config=self.config)
         self._server.event_logger.register_event_schema(_SCHEMA_FILE)
         self.store = JobStore(self.store_path)
+        self.lease = ServerLease(self.store_path)
         self.jobs = JobManager(
             self.store,
             runs_dir=settings.runs_dir,
@@ -53,6 +54,7 @@ class PromoteExtension(ExtensionApp):
             publish=self._publish,
             config=self.config,
             parity_tolerance=settings.parity_tolerance,
+            lease=self.lease,
         )
         self.settings.update({"jupyter_promote_settings": settings, "jupyter_promote_jobs": self.jobs})
         # a server embedded in a running loop (tests, some launchers) never calls the start hook
@@ -89,3 +91,4 @@ class PromoteExtension(ExtensionApp):
     async def stop_extension(self) -> None:
         await self.jobs.close()
         self.store.close()
+        self.lease.release()

@@ -25,7 +25,7 @@ from .models import JobRecord, JobState, MonitorSettings
 from .pipeline import Pipeline, Prepared, PromoteRequest, new_job_id
 from .rundir import RunDir
 from .runtime.events import EventLog, EventTail
-from .store import JobStore
+from .store import JobStore, ServerLease
 from .targets import Target, target_class
 
 log = logging.getLogger("jupyter_promote")
@@ -204,8 +204,10 @@ class JobManager:
         publish: Callable[[str, list[dict[str, Any]]], None] = lambda job, events: None,
         config: Any = None,
         parity_tolerance: dict[str, Any] | None = None,
+        lease: ServerLease | None = None,
     ) -> None:
         self.store = store
+        self.lease = lease  # this server's claim to the jobs it follows, in a store other servers may share
         self.parity_tolerance = dict(parity_tolerance or {})
         self.runs_dir = runs_dir
         self.env_allowlist = env_allowlist
@@ -278,6 +280,8 @@ class JobManager:
                            parameters=request.parameters, resources=request.resources, monitor=request.monitor,
                            created_at=round(time.time(), 3), sweep=request.sweep)  # fmt: skip
         self.store.put_job(record, None)
+        if self.lease is not None:
+            self.store.claim(record.id, self.lease.id)
         self._spawn(self._run(request, target, record, slots))
         return request.job_id
 
@@ -502,6 +506,11 @@ class JobManager:
         ``failed``/``lost`` (the pipeline's own rule); one never submitted fails at once.
         """
         for record, run_dir in self.store.unfinished():
+            owner = self.store.owner(record.id)
+            if self.lease is not None and owner is not None and self.lease.alive(owner):
+                continue  # another living server follows it (two jupyter labs on one store)
+            if self.lease is not None:
+                self.store.claim(record.id, self.lease.id)
             run = RunDir(run_dir) if run_dir else None
             current = run.read() if run is not None and run.exists() else None
             if current is None or not current.handle:

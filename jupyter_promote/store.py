@@ -6,10 +6,13 @@ every event exactly once (primary key ``(job, seq)``), so a restarted server res
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import sqlite3
 import threading
+import uuid
 from collections.abc import Iterable
 from typing import Any
 
@@ -31,6 +34,10 @@ CREATE TABLE IF NOT EXISTS events (
     seq INTEGER NOT NULL,
     body TEXT NOT NULL,
     PRIMARY KEY (job, seq)
+);
+CREATE TABLE IF NOT EXISTS owners (
+    job TEXT PRIMARY KEY,
+    server TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS transitions (
     job TEXT NOT NULL,
@@ -78,6 +85,20 @@ class JobStore:
                 "ON CONFLICT(id) DO UPDATE SET run_dir=excluded.run_dir, state=excluded.state, record=excluded.record",
                 (record.id, run_dir, record.notebook, record.state.value, record.created_at, data),
             )
+
+    def claim(self, job_id: str, server: str) -> None:
+        """``server`` follows this job from now on (see :class:`ServerLease`)."""
+        with self._lock:
+            self._db.execute(
+                "INSERT INTO owners (job, server) VALUES (?, ?) ON CONFLICT(job) DO UPDATE SET server=excluded.server",
+                (job_id, server),
+            )
+
+    def owner(self, job_id: str) -> str | None:
+        """The server that follows this job, when one has claimed it."""
+        with self._lock:
+            row = self._db.execute("SELECT server FROM owners WHERE job = ?", (job_id,)).fetchone()
+        return str(row[0]) if row else None
 
     def get_job(self, job_id: str) -> tuple[JobRecord, str | None] | None:
         with self._lock:
@@ -164,3 +185,39 @@ class JobStore:
                 "SELECT seq, state, reason, ts FROM transitions WHERE job = ? ORDER BY seq", (job_id,)
             ).fetchall()
         return [{"seq": r[0], "state": r[1], "reason": r[2], "ts": r[3]} for r in rows]
+
+
+class ServerLease:
+    """One server's claim to the jobs it follows, in a store several servers may share (a user's two
+    ``jupyter lab``s share the per-user store): a lock file in ``<store folder>/servers/`` held for the
+    server's lifetime. Another server adopts a job at its start only when the job's owner no longer holds
+    its lock (it stopped or died), so a living server's pending or running jobs are never failed as lost.
+    """
+
+    def __init__(self, store_path: str) -> None:
+        self.folder = os.path.join(os.path.dirname(os.path.abspath(store_path)), "servers")
+        os.makedirs(self.folder, mode=0o700, exist_ok=True)
+        self.id = uuid.uuid4().hex[:12]
+        self._file = open(os.path.join(self.folder, f"{self.id}.lock"), "w")  # noqa: SIM115 (held while we live)
+        fcntl.flock(self._file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+    def alive(self, server: str) -> bool:
+        """Whether ``server`` (an id) still holds its lease."""
+        if server == self.id:
+            return True
+        path = os.path.join(self.folder, f"{server}.lock")
+        try:
+            with open(path) as f:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except FileNotFoundError:
+            return False
+        except BlockingIOError:
+            return True
+        with contextlib.suppress(OSError):
+            os.unlink(path)  # a dead server's lease: gone
+        return False
+
+    def release(self) -> None:
+        with contextlib.suppress(OSError):
+            os.unlink(self._file.name)
+        self._file.close()

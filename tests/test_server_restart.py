@@ -43,3 +43,41 @@ def test_restart_resumes_watching_a_running_job(tmp_path):
         finally:
             server.stop()
     assert sys.executable
+
+
+def test_a_second_server_on_the_same_store_leaves_the_first_ones_jobs_alone(tmp_path):
+    # Given a user's first server with a running job and a sweep task waiting for its slot
+    root = tmp_path / "root"
+    root.mkdir()
+    shutil.copy(NOTEBOOKS / "hang.ipynb", root / "hang.ipynb")
+    store, runs = tmp_path / "jobs.sqlite", tmp_path / "runs"
+    with open(tmp_path / "first.log", "wb") as first_log, open(tmp_path / "second.log", "wb") as second_log:
+        first = Server(root, store, runs, first_log)
+        second = Server(root, store, runs, second_log)
+        first.start()
+        try:
+            sweep = first.call(
+                "POST", "jobs", body={"notebook": "hang.ipynb", "sweep": {"n": [1, 2]}, "max_parallel": 1}
+            )
+            running, waiting = sweep["ids"]
+            wait_for(lambda: first.call("GET", "jobs", running)["state"] == "running", 90, "the first task to run")
+            # When a second server starts on the same store (a second `jupyter lab`)
+            second.start()
+            try:
+                # Then it neither fails the waiting task as lost nor takes over the running one
+                for job_id, state in ((running, "running"), (waiting, "pending")):
+                    assert second.call("GET", "jobs", job_id)["state"] == state
+                    assert first.call("GET", "jobs", job_id)["state"] == state
+                    assert [t["state"] for t in first.call("GET", "jobs", job_id)["transitions"]].count("failed") == 0
+            finally:
+                second.stop()
+            # And the first server still runs its sweep to the end
+            first.call("DELETE", "jobs", running)
+            record = wait_for(
+                lambda: (r := first.call("GET", "jobs", waiting))["state"] == "running" and r, 120, "task 2"
+            )
+            first.call("DELETE", "jobs", waiting)
+            wait_for(lambda: first.call("GET", "jobs", waiting)["state"] == "cancelled", 60, "task 2 cancelled")
+            assert record["sweep"]["index"] == 1
+        finally:
+            first.stop()
