@@ -331,6 +331,8 @@ class JobManager:
         except PromoteError as exc:  # refused by the target: the run directory is gone, the record says why
             self._end_unsubmitted(prepared.record, "failed", "refused", str(exc))
             return
+        if record.id in self._cancel_requested:  # a DELETE that came while the target took the job
+            await pipeline.cancel(prepared, target)
         await self._follow(pipeline, prepared, target)
 
     async def _publish_while_preparing(self, job_id: str, made: list[RunDir]) -> None:

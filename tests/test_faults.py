@@ -205,3 +205,40 @@ async def test_a_full_disk_settles_the_job_and_nothing_half_written_is_served(sm
     except HTTPClientError as exc:
         message = json.loads(exc.response.body)["message"]
         assert exc.code == 400 and ("not valid JSON" in message or "no output notebook" in message), message
+
+
+async def test_a_cancel_that_comes_while_the_target_takes_the_job_is_not_lost(tmp_path):
+    import asyncio
+
+    from jupyter_promote.jobs import JobManager
+    from jupyter_promote.pipeline import PromoteRequest
+    from jupyter_promote.store import JobStore
+    from jupyter_promote.targets.local import LocalTarget
+
+    class SlowToTake(LocalTarget):  # the real local target, with a scheduler's latency injected into submit
+        async def submit(self, record, run):
+            await asyncio.sleep(1.5)
+            return await super().submit(record, run)
+
+    store = JobStore(str(tmp_path / "jobs.sqlite"))
+    manager = JobManager(store, runs_dir=str(tmp_path / "runs"), env_allowlist=(), poll_interval=0.1,
+                         make_target=lambda name: SlowToTake())  # fmt: skip
+    notebook = bogus_notebook(tmp_path / "nb")
+    nb = json.loads(notebook.read_text())
+    nb["cells"] = [{"cell_type": "code", "execution_count": None, "id": "s", "metadata": {}, "outputs": [],
+                    "source": "import time\ntime.sleep(300)"}]  # fmt: skip
+    notebook.write_text(json.dumps(nb))
+    try:
+        job_id = await manager.submit(PromoteRequest(notebook=str(notebook), target="local"))
+        while store.get_job(job_id)[1] is None:  # prepared: its run directory is known, submit is under way
+            await asyncio.sleep(0.05)
+        await manager.cancel(job_id)
+        for _ in range(600):
+            record, _ = store.get_job(job_id)
+            if record.state.final:
+                break
+            await asyncio.sleep(0.1)
+        assert record.state.value == "cancelled", record
+    finally:
+        await manager.close()
+        store.close()
