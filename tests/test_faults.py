@@ -226,7 +226,7 @@ async def test_a_cancel_that_comes_while_the_target_takes_the_job_is_not_lost(tm
     notebook = bogus_notebook(tmp_path / "nb")
     nb = json.loads(notebook.read_text())
     nb["cells"] = [{"cell_type": "code", "execution_count": None, "id": "s", "metadata": {}, "outputs": [],
-                    "source": "import time\ntime.sleep(300)"}]  # fmt: skip
+                    "source": "import time\ntime.sleep(60)"}]  # fmt: skip
     notebook.write_text(json.dumps(nb))
     try:
         job_id = await manager.submit(PromoteRequest(notebook=str(notebook), target="local"))

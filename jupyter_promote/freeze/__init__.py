@@ -86,7 +86,7 @@ KEY_PACKAGES = ("torch", "numpy", "jax", "tensorflow", "scikit-learn", "pandas",
 def observe(interpreter: Interpreter, env_allowlist: tuple[str, ...] = DEFAULT_ENV_ALLOWLIST) -> dict[str, Any]:
     """The lock of ``interpreter`` as it is now, wherever that is (the job's node or image): what a job
     ran with, to set beside the lock it was made from. Writes nothing and builds no wheels."""
-    doc = introspect(interpreter, env_allowlist)
+    doc = read_environment(interpreter, env_allowlist)
     return build_lock(doc, kernel=interpreter.kernel, created_at=round(time.time(), 3), host=socket.gethostname())
 
 
@@ -119,7 +119,9 @@ def environment_card(lock: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def introspect(interpreter: Interpreter, env_allowlist: tuple[str, ...] = DEFAULT_ENV_ALLOWLIST) -> dict[str, Any]:
+def read_environment(
+    interpreter: Interpreter, env_allowlist: tuple[str, ...] = DEFAULT_ENV_ALLOWLIST
+) -> dict[str, Any]:
     """Run the introspection program in ``interpreter`` and return its document."""
     command = [*interpreter.command, "-I", str(_INTROSPECT), ",".join(env_allowlist)]
     try:
@@ -147,7 +149,7 @@ def freeze(
 
     Raises :class:`FreezeError`, leaving ``out_dir`` untouched, when a package cannot be reproduced.
     """
-    doc = introspect(interpreter, env_allowlist)
+    doc = read_environment(interpreter, env_allowlist)
     lock = build_lock(doc, kernel=interpreter.kernel, created_at=round(time.time(), 3), host=socket.gethostname())
     out = Path(out_dir)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ImageError
-from ..freeze import LOCK_FILE, introspect
+from ..freeze import LOCK_FILE, read_environment
 from ..freeze.kernels import Interpreter
 from .recipe import pinned_requirements
 from .verify import compare
@@ -49,7 +49,7 @@ def ensure(env_dir: str | os.PathLike[str], cache_dir: str | os.PathLike[str], b
         try:
             _create(lock, env_dir, prefix, base_python)
             verification = compare(
-                lock, introspect(Interpreter((str(prefix / "bin" / "python"),)), tuple(lock.get("env", {})))
+                lock, read_environment(Interpreter((str(prefix / "bin" / "python"),)), tuple(lock.get("env", {})))
             )
         except BaseException:
             shutil.rmtree(prefix, ignore_errors=True)
