@@ -27,6 +27,8 @@ from .runtime.events import EventLog, EventTail
 from .targets import Target
 
 FALLBACK_KERNEL = "python3"
+#: Seconds a target may not answer before its jobs are settled as lost (``PROMOTE_TARGET_PATIENCE`` overrides).
+TARGET_PATIENCE_S = float(os.environ.get("PROMOTE_TARGET_PATIENCE", "600"))
 #: Seconds a target may report a job as ended before its final event must be in the log.
 FINAL_EVENT_GRACE_S = 5.0
 
@@ -135,6 +137,8 @@ class Pipeline:
         self.on_line = on_line  # build progress, one line at a time
         self.parity_tolerance = dict(parity_tolerance or {})  # metric -> tolerance, when the notebook declares none
         self.on_run_dir: Callable[[RunDir], None] = lambda run: None  # prepare made the run directory
+        #: seconds a target may not answer polls (an engine or controller restarting) before the job is lost
+        self.target_patience = TARGET_PATIENCE_S
 
     def prepare(self, request: PromoteRequest) -> Prepared:
         """Validate, then create the run directory, freeze the kernel and write the job notebook.
@@ -253,6 +257,7 @@ class Pipeline:
         ended_at: float | None = None
 
         reported_queue: tuple[str | None, str | None] = (None, None)
+        unreachable_since: float | None = None  # the target stopped answering (an engine or controller restart)
         written = (view.state, view.reason, 0.0)  # job.json: at once on a state change, else at most 1/s
 
         def drain() -> None:
@@ -274,7 +279,22 @@ class Pipeline:
                 if view.state is JobState.SUCCEEDED:
                     self.judge(prepared, view)
                 return view
-            status = (await target.poll({record.id: record.handle}))[record.id]
+            try:
+                status = (await target.poll({record.id: record.handle}))[record.id]
+            except Exception as exc:  # a target that does not answer now may answer soon: retried, then settled
+                now = time.monotonic()
+                if unreachable_since is None:
+                    unreachable_since = now
+                    prepared.log.emit("alert", kind="target_unreachable", action="alert", source="pipeline",
+                                      message=f"the {target.name} target does not answer ({type(exc).__name__}: "
+                                      f"{str(exc)[:200]}); asking again")  # fmt: skip
+                elif now - unreachable_since > self.target_patience:
+                    prepared.log.emit("status", state="failed", reason="lost", source="pipeline",
+                                      message=f"the {target.name} target did not answer for "
+                                      f"{self.target_patience:.0f} s")  # fmt: skip
+                await asyncio.sleep(min(5.0, max(self.poll_interval, 1.0)))
+                continue
+            unreachable_since = None
             if status.state is not JobState.QUEUED:
                 reported_queue = (None, None)  # so that going back to the queue is reported
             elif (status.reason, status.message) != reported_queue:
@@ -317,10 +337,13 @@ class Pipeline:
         if not record.handle:  # never submitted (cancelled before): nothing on the target to collect
             return
         deadline = time.monotonic() + FINAL_EVENT_GRACE_S * 6
-        status = (await target.poll({record.id: record.handle}))[record.id]
-        while status.state is JobState.RUNNING and time.monotonic() < deadline:  # the runner is exiting
-            await asyncio.sleep(self.poll_interval)
+        try:
             status = (await target.poll({record.id: record.handle}))[record.id]
+            while status.state is JobState.RUNNING and time.monotonic() < deadline:  # the runner is exiting
+                await asyncio.sleep(self.poll_interval)
+                status = (await target.poll({record.id: record.handle}))[record.id]
+        except Exception:  # the job has ended as its events say; a target that does not answer changes nothing
+            return
         if status.overrides and status.state is not None and (status.state, status.reason) != (view.state, view.reason):
             prepared.log.emit(
                 "status", state=status.state.value, reason=status.reason, message=status.message, source="target"

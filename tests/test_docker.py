@@ -11,7 +11,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from conftest import NOTEBOOKS, SMALL_KERNEL, containers_of_tests, events, job, on_kernel, volumes
+from conftest import NOTEBOOKS, ROOT, SMALL_KERNEL, containers_of_tests, events, job, on_kernel, volumes
 
 PROBE = "import numpy, os, sys\nprint('probe', numpy.__version__, os.getuid(), sys.executable)"
 
@@ -185,3 +185,29 @@ def test_a_notebook_folder_with_a_colon_and_a_comma_is_mounted_whole(docker_cli,
     assert "read from beside the notebook" in (run / "output.ipynb").read_text()
     assert (run / "work" / "out.txt").read_text() == "ok" and not (folder / "out.txt").exists()
     assert [a["path"] for a in job(run)["artifacts"]] == ["out.txt"]
+
+
+def test_the_engine_restarting_under_a_running_job_settles_it(docker_cli, tmp_path):
+    # Given a long job running in a container
+    nb = on_kernel(NOTEBOOKS / "hang.ipynb", SMALL_KERNEL, tmp_path / "nb")
+    proc = docker_cli.popen("run", str(nb), "--target", "docker", *docker_cli.base)
+    try:
+        deadline = time.time() + 600
+        while time.time() < deadline:
+            runs = list(docker_cli.runs.glob("*/events.jsonl")) if docker_cli.runs.exists() else []
+            if runs and any("sleep" in (e.get("source") or "") for e in events(runs[0].parent)):
+                break
+            time.sleep(0.5)
+        # When the Docker engine is stopped and started again (an upgrade, a crash)
+        subprocess.run(["pkill", "-x", "dockerd"], check=True)
+        while subprocess.run(["pgrep", "-x", "dockerd"], capture_output=True).returncode == 0:
+            time.sleep(0.5)
+        subprocess.run(["bash", str(ROOT / "scripts" / "docker-up.sh")], check=True, capture_output=True, timeout=120)
+        _, err = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    # Then the job reached a final state that says why, without a traceback
+    record = job(docker_cli.only_run())
+    assert record["state"] in ("failed", "cancelled") and record["reason"], record
+    assert proc.returncode in (1, 130) and "Traceback" not in err, err[-3000:]
