@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -158,3 +159,24 @@ def test_slurm_job_in_a_podman_container_pulled_from_the_registry(slurm_cli, reg
     assert "podman run" in script and record["image"]["digest"] in script
     output = (run / "output.ipynb").read_text()
     assert "hello podded" in output and "/opt/promote/env/bin/python" in output
+
+
+def test_the_controller_restarting_under_a_running_job_is_ridden_out(slurm_cli):
+    # Given a job running on the node
+    nb = slurm_cli.nb("hang.ipynb")
+    proc = slurm_cli.popen("run", str(nb), "--target", "slurm", "-p", "seconds", "20")
+    try:
+        run = wait_for(lambda: slurm_cli.runs.exists() and next(iter(slurm_cli.runs.iterdir()), None), 600, "a run")
+        wait_for(lambda: any("sleep" in (e.get("source") or "") for e in events(run)), 600, "the job to run")
+        # When slurmctld stops for a few seconds and comes back with its saved state (an upgrade, a failover)
+        subprocess.run(["pkill", "-x", "slurmctld"], check=True)
+        wait_for(lambda: subprocess.run(["pgrep", "-x", "slurmctld"], capture_output=True).returncode != 0, 30, "stop")
+        time.sleep(8)  # squeue fails meanwhile: the target keeps the last known states and backs off
+        subprocess.run(["slurmctld"], check=True)
+        _, err = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    # Then the job was followed through the outage to its end
+    assert proc.returncode == 0, err[-3000:]
+    assert job(run)["state"] == "succeeded"
