@@ -81,3 +81,29 @@ def test_a_second_server_on_the_same_store_leaves_the_first_ones_jobs_alone(tmp_
             assert record["sweep"]["index"] == 1
         finally:
             first.stop()
+
+
+def test_a_server_killed_outright_picks_its_jobs_up_again(tmp_path):
+    # Given a job running under a server that is then killed with SIGKILL (no shutdown code runs)
+    root = tmp_path / "root"
+    root.mkdir()
+    shutil.copy(NOTEBOOKS / "hang.ipynb", root / "hang.ipynb")
+    with open(tmp_path / "server.log", "wb") as log:
+        server = Server(root, tmp_path / "jobs.sqlite", tmp_path / "runs", log)
+        server.start()
+        job_id = server.call("POST", "jobs", body={"notebook": "hang.ipynb", "parameters": {"seconds": 12}})["id"]
+        wait_for(lambda: server.call("GET", "jobs", job_id)["state"] == "running", 90, "the job to run")
+        server.proc.kill()
+        server.proc.wait()
+        # When it is started again
+        server.start()
+        try:
+            # Then the job is followed to its end, every event stored once and in order
+            record = wait_for(
+                lambda: (r := server.call("GET", "jobs", job_id))["state"] == "succeeded" and r, 120, "end"
+            )
+            assert record["reason"] is None
+            seqs = [e["seq"] for e in server.call("GET", "jobs", job_id, "events")["events"]]
+            assert seqs == list(range(1, len(seqs) + 1))
+        finally:
+            server.stop()
