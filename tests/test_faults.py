@@ -242,3 +242,19 @@ async def test_a_cancel_that_comes_while_the_target_takes_the_job_is_not_lost(tm
     finally:
         await manager.close()
         store.close()
+
+
+def test_a_kernel_killed_as_the_oom_killer_kills_it_is_named_not_left_running(cli, tmp_path):
+    # Given a notebook whose kernel is killed with SIGKILL in its second cell (what the OOM killer sends)
+    notebook = bogus_notebook(tmp_path / "nb")
+    nb = json.loads(notebook.read_text())
+    nb["cells"] = [{"cell_type": "code", "execution_count": None, "id": f"c{i}", "metadata": {}, "outputs": [],
+                    "source": s} for i, s in enumerate(["x = 1", "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)",
+                                                        "print('never')"])]  # fmt: skip
+    notebook.write_text(json.dumps(nb))
+    done = cli("run", str(notebook))
+    # Then the job failed, killed, in the cell that was running, and says so in its last line
+    assert done.returncode == 1
+    record = job(cli.only_run())
+    assert record["state"] == "failed" and record["reason"] == "killed", record
+    assert "cell 2" in record["message"], record["message"]

@@ -94,3 +94,12 @@ def test_slurm_states_map_to_job_states_with_the_reason(state, reason, ours, our
     assert (status.state, status.reason, status.overrides) == (ours, our_reason, overrides)
     if ours is JobState.QUEUED and reason not in ("None",):
         assert reason in status.message
+
+
+@pytest.mark.parametrize("runtime", ["docker", "podman", "apptainer"])
+def test_a_folder_a_container_bind_cannot_express_is_refused_in_one_line(runtime):
+    job = JobScript(job_name="promote-x", run_dir="/runs/a:b", notebook_dir="/data/v1,v2", resources=Resources(),
+                    python="/bin/true", image="registry/env:tag")  # fmt: skip
+    with pytest.raises(UsageError, match="cannot be bound"):
+        render(job, SiteSettings(container_runtime=runtime))
+    assert render(job, SiteSettings(container_runtime="none"))  # the node's venv needs no bind

@@ -13,7 +13,7 @@ from typing import Any
 
 from papermill.engines import NBClientEngine
 
-from ..job.convert import INJECTED_TAG
+from ..job.convert import INJECTED_TAG, PAPERMILL_INJECTED_TAG
 from ..runtime.events import EventLog
 
 
@@ -41,8 +41,9 @@ class CellTracker:
         indices = code_cells(nb)
         self.number = {index: n for n, index in enumerate(indices, 1)}
         self.total = len(indices)
-        # the notebook's own cells, without the injected ones: what a person counts as "cell 3 of 5"
-        own = [i for i in indices if INJECTED_TAG not in nb.cells[i].metadata.get("tags", [])]
+        # the notebook's own cells, without ours or papermill's injected ones: what a person counts as "cell 3 of 5"
+        injected = {INJECTED_TAG, PAPERMILL_INJECTED_TAG}
+        own = [i for i in indices if not injected & set(nb.cells[i].metadata.get("tags", []))]
         self.own_number = {index: n for n, index in enumerate(own, 1)}
         self.own_total = len(own)
         self.current: int | None = None

@@ -184,8 +184,11 @@ def outcome(error: BaseException | None, supervisor: Supervisor, tracker: Any) -
 
     cell = None
     if tracker is not None and tracker.current is not None:
-        number = tracker.number.get(tracker.current)
-        cell = f"cell {number} of {tracker.total}" if number else f"cell at index {tracker.current}"
+        # numbered as the user counts the notebook's code cells (as `jupyter promote check` does), not the
+        # job notebook's with its injected cells
+        number, total = tracker.own_number.get(tracker.current), tracker.own_total
+        # None: one of the injected cells (setup, seed, finish)
+        cell = "an injected cell of jupyter-promote" if number is None else f"cell {number} of {total}"
     where = f" in {cell}" if cell else ""
     if supervisor.stop_reason == "cancelled":
         return "cancelled", "cancelled", f"cancelled{where}"

@@ -98,6 +98,13 @@ def _runner_command(job: JobScript, site: SiteSettings, run_dir: str) -> list[st
             "export JUPYTER_PROMOTE_KERNEL=promote-frozen",
             f"{q(job.python)} -m jupyter_promote.execute.runner {run_dir}",
         ]
+    for path in (job.run_dir, job.notebook_dir):  # bind syntaxes split on both, and none has an escape
+        if "," in path or ":" in path:
+            raise UsageError(
+                f"{path}: a folder whose path has ',' or ':' cannot be bound into a {runtime} container; "
+                "rename it, or run on the node's venv (SlurmTarget.container_runtime = 'none')",
+                subject=path,
+            )
     # a sweep's tasks link to the job notebook and environment in the sweep folder: mount all of it
     root = q(job.run_dir) if job.array else run_dir
     mounts = [f"{root}:{root}", f"{q(job.notebook_dir)}:{q(job.notebook_dir)}:ro"]
