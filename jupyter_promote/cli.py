@@ -288,7 +288,7 @@ def monitor_settings(args: argparse.Namespace, defaults: dict[str, Any] | None =
             raise UsageError(f"--monitor {item}: {value!r} is not a {kind.__name__}", subject="monitor") from None
     if args.stall_timeout is not None:
         values["stall_timeout_s"] = args.stall_timeout
-    return MonitorSettings(**{**(defaults or {}), **values})
+    return MonitorSettings(**{**(defaults or {}), **values}).checked()
 
 
 def _say(text: str) -> None:
@@ -721,7 +721,9 @@ async def _submit_and_follow(pipeline: Any, prepared: Any, target: Any, progress
             return await pipeline.follow(prepared, target, progress.on_event)
     finally:
         for signum in STOP_SIGNALS:
-            loop.remove_signal_handler(signum)
+            loop.remove_signal_handler(signum)  # which resets it to the default: ours again, for what follows
+        for signum in (signal.SIGTERM, signal.SIGHUP):
+            signal.signal(signum, _interrupt)
 
 
 def _find_run(job: str, runs_dir: str) -> Any:

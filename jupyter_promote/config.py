@@ -54,7 +54,7 @@ class PromoteSettings(Configurable):
         unknown = sorted(set(merged) - set(MonitorSettings.__dataclass_fields__))
         if unknown:
             raise UsageError(f"{unknown[0]}: unknown monitor setting", subject="monitor")
-        return MonitorSettings(**merged)
+        return MonitorSettings(**merged).checked()
 
     def target_names(self) -> list[str]:
         """The targets offered: the enabled ones that are installed, or every installed one."""

@@ -12,6 +12,7 @@ import functools
 import keyword
 import logging
 import os
+import shutil
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -355,12 +356,13 @@ class JobManager:
         run_dir = str(prepared.run.path)
         batch: list[dict[str, Any]] = []
         latest: list[JobView] = []
+        settled = [False]  # by this server after an error: no later view may take that back
 
         def flush() -> None:
             events = batch[:]
             batch.clear()
             new = self.store.add_events(job_id, events) if events else []
-            if any(event["type"] == "status" for event in new):
+            if any(event["type"] == "status" for event in new) and not settled[0]:
                 latest[-1].update(prepared.record)
                 self.store.put_job(prepared.record, run_dir)
             if new:
@@ -372,13 +374,13 @@ class JobManager:
             batch.append(event)
             latest[:] = [view]
 
-        settled_here = False
         try:
             await pipeline.follow(prepared, target, on_event)
         except Exception as exc:  # whatever breaks following, the job is settled, never left running
             log.exception("jupyter-promote: following job %s failed", job_id)
+            batch.clear()
+            settled[0] = True
             self._settle_after_error(prepared, exc)
-            settled_here = True
             with contextlib.suppress(Exception):  # a job the server no longer follows is not left running
                 await pipeline.cancel(prepared, target)
         finally:
@@ -386,7 +388,7 @@ class JobManager:
             self._active.pop(job_id, None)
             self._cancel_requested.discard(job_id)
             try:  # job.json, unless it could not take the settled state (a full disk) or cannot be read
-                current = prepared.record if settled_here else prepared.run.read()
+                current = prepared.record if settled[0] else prepared.run.read()
             except PromoteError:
                 current = prepared.record
             self.store.put_job(current, run_dir)
@@ -436,6 +438,11 @@ class JobManager:
         if active is not None:
             pipeline, prepared, target = active
             await pipeline.cancel(prepared, target)
+            return record
+        run_dir = found[1]
+        current = RunDir(run_dir).read() if run_dir and RunDir(run_dir).exists() else None
+        if current is not None and current.handle:  # submitted, followed by another server: stop it on its target
+            await self.target(current.target).cancel(current.handle)
         else:
             self._cancel_requested.add(job_id)
         return record
@@ -488,6 +495,7 @@ class JobManager:
 
                 builder = ImageBuilder(config=self.config) if self.config is not None else ImageBuilder()
                 plan = builder.plan(env)
+                shutil.rmtree(plan.context, ignore_errors=True)  # the tag is all a preview needs
                 result["image"] = {
                     "tag": plan.tag,
                     "base_image": plan.base_image,

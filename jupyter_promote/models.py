@@ -151,14 +151,18 @@ class MonitorSettings:
         for name in ("nan_action", "stall_action", "throughput_action"):
             if getattr(self, name) not in ("fail", "alert"):
                 raise UsageError(f"{name} {getattr(self, name)!r}: must be 'fail' or 'alert'", subject=name)
-        # the one place every monitor setting is bounded, for the CLI and the server alike: a heartbeat every
-        # nanosecond would flood the store and the browsers, a NaN would reach the job notebook as code
+
+    def checked(self) -> MonitorSettings:
+        """This request's settings, bounded (the one place, for the CLI and the server alike): a heartbeat
+        every nanosecond would flood the store and the browsers, a NaN would reach the job notebook as code.
+        Records stored before the bounds existed still load (``from_json`` does not check them)."""
         for name, least in MONITOR_MINIMUMS.items():
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
                 raise UsageError(f"{name} {value!r}: must be a finite number", subject=name)
             if value < least or (name == "stall_timeout_s" and value <= 0):
                 raise UsageError(f"{name} {value!r}: must be at least {least:g}", subject=name)
+        return self
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -25,6 +25,7 @@ from .models import JobRecord, JobState, MonitorSettings, Resources
 from .rundir import RunDir
 from .runtime.events import EventLog, EventTail
 from .targets import Target
+from .targets.base import TargetStatus
 
 FALLBACK_KERNEL = "python3"
 #: Seconds a target may not answer before its jobs are settled as lost (``PROMOTE_TARGET_PATIENCE`` overrides).
@@ -337,12 +338,16 @@ class Pipeline:
         if not record.handle:  # never submitted (cancelled before): nothing on the target to collect
             return
         deadline = time.monotonic() + FINAL_EVENT_GRACE_S * 6
-        try:
-            status = (await target.poll({record.id: record.handle}))[record.id]
-            while status.state is JobState.RUNNING and time.monotonic() < deadline:  # the runner is exiting
-                await asyncio.sleep(self.poll_interval)
+        status: TargetStatus | None = None
+        while time.monotonic() < deadline:
+            try:
                 status = (await target.poll({record.id: record.handle}))[record.id]
-        except Exception:  # the job has ended as its events say; a target that does not answer changes nothing
+            except Exception:  # not answering (an engine restarting): asked again until the deadline
+                status = None
+            if status is not None and status.state is not JobState.RUNNING:  # else: the runner is exiting
+                break
+            await asyncio.sleep(max(self.poll_interval, 0.5) if status is None else self.poll_interval)
+        if status is None:  # the job has ended as its events say; what is left on the target stays there
             return
         if status.overrides and status.state is not None and (status.state, status.reason) != (view.state, view.reason):
             prepared.log.emit(

@@ -103,10 +103,23 @@ def check_notebook(
             text = f" in {error.text.strip()!r}" if isinstance(error, SyntaxError) and error.text else ""
             findings.append(Finding("syntax", f"cell {number}: does not parse ({line}{text}); not checked", number))
             continue
+        except (RecursionError, MemoryError):
+            findings.append(Finding("syntax", f"cell {number}: nested too deeply to check; not checked", number))
+            continue
         hazards = _Hazards(number, allowed, check_gpu=not gpus)
-        hazards.visit(tree)
+        try:
+            hazards.visit(tree)
+        except RecursionError:  # an expression thousands of terms long: the rest of the notebook is still checked
+            trees.pop(number, None)
+            findings.append(Finding("syntax", f"cell {number}: nested too deeply to check; not checked", number))
+            continue
         findings += hazards.found.values()
-    findings += _undefined(trees)
+    try:
+        findings += _undefined(trees)
+    except RecursionError:
+        findings.append(
+            Finding("syntax", "the notebook's code is nested too deeply to check for undefined names", None)
+        )
     return sorted(findings, key=lambda finding: (finding.cell or 0, KINDS.index(finding.kind)))
 
 

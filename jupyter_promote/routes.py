@@ -285,9 +285,10 @@ class ArtifactHandler(PromoteHandler):
         record, run_dir = self.manager.get(job_id)
         if path not in {a["path"] for a in record.artifacts} or not run_dir:
             raise UsageError(f"artifact {path!r}: job {job_id} wrote no such file", subject="path")
-        work = os.path.realpath(os.path.join(run_dir, "work"))
+        # anchored on the run directory itself: a job that replaced work/ by a link moves nothing
+        work = os.path.join(os.path.realpath(run_dir), "work")
         full = os.path.realpath(os.path.join(work, path))
-        if os.path.commonpath([work, full]) != work or not os.path.isfile(full):
+        if os.path.islink(work) or os.path.commonpath([work, full]) != work or not os.path.isfile(full):
             raise UsageError(f"artifact {path!r}: no longer in the run directory", subject="path")
         self.set_header("Content-Type", "application/octet-stream")
         self.set_header("Content-Disposition", f"attachment; filename*=UTF-8''{quote(os.path.basename(path))}")

@@ -61,7 +61,7 @@ class JobStore:
     def __init__(self, path: str) -> None:
         folder = os.path.dirname(os.path.abspath(path))
         if not os.path.isdir(folder):
-            os.makedirs(folder, mode=0o700)
+            os.makedirs(folder, mode=0o700, exist_ok=True)
         self.path = path
         self._lock = threading.Lock()
         fresh = not os.path.exists(path)

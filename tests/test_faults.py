@@ -258,3 +258,15 @@ def test_a_kernel_killed_as_the_oom_killer_kills_it_is_named_not_left_running(cl
     record = job(cli.only_run())
     assert record["state"] == "failed" and record["reason"] == "killed", record
     assert "cell 2" in record["message"], record["message"]
+
+
+def test_a_cell_nested_too_deeply_is_reported_not_fatal():
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_notebook
+
+    from jupyter_promote.preflight import check_notebook
+
+    nb = new_notebook()
+    nb.cells = [new_code_cell("a = 1\nx = " + " + ".join(["a"] * 3000)), new_code_cell("print(b)")]
+    found = {(f.kind, f.cell) for f in check_notebook(nbformat.from_dict(nb))}
+    assert ("syntax", 1) in found and ("undefined", 2) in found

@@ -19,6 +19,8 @@ _FIELD_TYPES: dict[str, tuple[str, type]] = {
 def problem(event: dict[str, Any]) -> str | None:
     """Why ``event`` cannot be folded (one line), or None. Such events are set aside, never fatal."""
     kind = event.get("type")
+    if "ts" not in event or not isinstance(event.get("job", ""), str):
+        return "not written by jupyter-promote (no ts)"
     if kind not in EVENT_TYPES:
         return f"unknown type {kind!r}"
     seq = event.get("seq")
@@ -29,6 +31,11 @@ def problem(event: dict[str, Any]) -> str | None:
     field_name, field_type = _FIELD_TYPES.get(str(kind), ("", object))
     if field_name and not isinstance(event.get(field_name), field_type):
         return f"a {kind} event whose {field_name} is not a {field_type.__name__}"
+    if kind == "artifacts" and not all(
+        isinstance(f, dict) and isinstance(f.get("path"), str) and isinstance(f.get("size"), int)
+        for f in event["files"]
+    ):
+        return "an artifacts event whose files are not {path, size}"
     return None
 
 

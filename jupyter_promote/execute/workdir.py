@@ -32,6 +32,8 @@ _RUN_MARKERS = ("job.json", "sweep.json")
 MAX_LISTED = 10_000
 #: A folder with more entries than this is a dataset: linked as a whole rather than mirrored file by file.
 LINK_WHOLE_ABOVE = 1000
+#: Files mirrored one by one at most; past them, folders are linked whole (a notebook saved in $HOME).
+MAX_MIRRORED = 20_000
 
 
 @dataclass
@@ -89,8 +91,8 @@ def _mirror(
         except OSError:
             return  # unreadable: as for the user's own kernel, the job cannot read it either
     for entry in entries:
-        if entry.name in SKIPPED:
-            continue
+        if entry.name in SKIPPED or (entry.name.startswith(".") and entry.is_dir()):
+            continue  # tool state, and hidden folders (~/.cache, ~/.local, ~/.conda when the notebook is in $HOME)
         rel = prefix + entry.name
         target = dst / entry.name
         if entry.is_dir(follow_symlinks=False):
@@ -102,7 +104,7 @@ def _mirror(
                 children = list(os.scandir(entry.path))
             except OSError:
                 continue
-            if len(children) <= LINK_WHOLE_ABOVE:
+            if len(children) <= LINK_WHOLE_ABOVE and len(staged.files) < MAX_MIRRORED:
                 target.mkdir(exist_ok=True)
                 _mirror(Path(entry.path), target, rel + "/", skip, staged, children)
                 continue
@@ -113,7 +115,7 @@ def _mirror(
             continue
         if not os.path.lexists(target):
             os.symlink(entry.path, target)
-        if entry.is_file(follow_symlinks=True):
+        if entry.is_file(follow_symlinks=True) and not entry.name.endswith(".ipynb"):  # the user edits notebooks
             st = entry.stat(follow_symlinks=True)
             staged.files[rel] = (st.st_size, st.st_mtime_ns)
 

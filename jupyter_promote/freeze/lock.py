@@ -91,7 +91,7 @@ def classify(dist: dict[str, Any]) -> dict[str, Any]:
     return source
 
 
-def find_local_wheel(pkg: dict[str, Any], find_links: list[str]) -> None:
+def find_local_wheel(pkg: dict[str, Any], find_links: list[str], python: str = "") -> None:
     """Where a distribution with a local version label (``torch==2.13.0+cpu``) can be fetched again: the wheel
     of that very name and version in one of pip's find-links folders on this machine (``found_in``, and
     ``wheel``, the path freeze gives it beside the lock). No public index has the label.
@@ -103,7 +103,9 @@ def find_local_wheel(pkg: dict[str, Any], find_links: list[str]) -> None:
             found = sorted(f for f in os.listdir(path) if f.lower().startswith(prefix) and f.endswith(".whl"))
         except OSError:
             continue
-        if found:
+        if found:  # the kernel's own Python tag first (cp311 for 3.11), a pure-Python wheel next
+            tag = "-cp" + "".join(python.split(".")[:2]) + "-"
+            found.sort(key=lambda f: (tag not in f, "-py3-none-" not in f, f))
             pkg["source"].update(found_in=path, wheel=f"wheels/{found[0]}")
             return
 
@@ -139,7 +141,7 @@ def build_lock(doc: dict[str, Any], *, kernel: str | None, created_at: float, ho
     pip_settings = doc.get("pip", {}).get("settings", {})
     for pkg in packages:
         if pkg["source"]["kind"] == "index" and "+" in pkg["version"]:
-            find_local_wheel(pkg, pip_settings.get("find-links", []))
+            find_local_wheel(pkg, pip_settings.get("find-links", []), doc["python"]["version"])
     torch = doc.get("torch") or None
     lock: dict[str, Any] = {
         "schema": LOCK_SCHEMA,

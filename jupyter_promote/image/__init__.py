@@ -96,10 +96,10 @@ class ImageBuilder(LoggingConfigurable):
         lock = env.lock
         base = base_image or self.base_image or recipe.default_base_image(lock)
         repository = registry or self.registry or self.repository
-        context = Path(self.cache_dir) / "contexts" / env.content_hash.split(":")[-1][:24]
-        if context.exists():
-            shutil.rmtree(context)
-        context.mkdir(parents=True)
+        # a context of this plan's own: two promotes of one environment at once never share (or delete) one
+        contexts = Path(self.cache_dir) / "contexts"
+        contexts.mkdir(parents=True, exist_ok=True)
+        context = Path(tempfile.mkdtemp(prefix=env.content_hash.split(":")[-1][:24] + "-", dir=contexts))
         (context / "requirements.lock.txt").write_text(recipe.pinned_requirements(lock))
         (context / "runner-requirements.txt").write_text(recipe.runner_requirements(lock["python"]["version"]))
         recipe.copy_runner_source(context / "runner")
@@ -188,15 +188,18 @@ class ImageBuilder(LoggingConfigurable):
         if push and not (registry or self.registry):
             raise UsageError("--push: no registry configured (--registry HOST:PORT/REPO)", subject="push")
         plan = self.plan(env, base_image=base_image, registry=registry)
-        found = None if rebuild else self.find(plan.tag)
-        if found is not None:
-            on_line(f"image {plan.tag} (reused: the environment is unchanged)")
-            ref = ImageRef(plan.tag, found.id, env.content_hash, False, plan.base_image, self._digest(found, plan.tag),
-                           json.loads(found.labels[LABEL_VERIFICATION]))  # fmt: skip
-        else:
-            ref = self._build(
-                env, interpreter, plan, ca_bundle, self.wheelhouse if wheelhouse is None else wheelhouse, on_line
-            )
+        try:
+            found = None if rebuild else self.find(plan.tag)
+            if found is not None:
+                on_line(f"image {plan.tag} (reused: the environment is unchanged)")
+                ref = ImageRef(plan.tag, found.id, env.content_hash, False, plan.base_image,
+                               self._digest(found, plan.tag), json.loads(found.labels[LABEL_VERIFICATION]))  # fmt: skip
+            else:
+                ref = self._build(
+                    env, interpreter, plan, ca_bundle, self.wheelhouse if wheelhouse is None else wheelhouse, on_line
+                )
+        finally:
+            shutil.rmtree(plan.context, ignore_errors=True)
         if push and ref.digest is None:
             from .registry import push as push_image
 

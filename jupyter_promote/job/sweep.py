@@ -9,6 +9,7 @@ over the job's own parameters, papermill-style: a later value for a name wins.
 from __future__ import annotations
 
 import itertools
+import keyword
 from typing import Any
 
 from ..errors import UsageError
@@ -47,7 +48,7 @@ def expand(spec: Any, origin: str = "sweep") -> list[dict[str, Any]]:
 
 
 def _check_name(name: Any, origin: str) -> None:
-    if not isinstance(name, str) or not name.isidentifier():
+    if not isinstance(name, str) or not name.isidentifier() or keyword.iskeyword(name):
         raise UsageError(f"{origin}: {name!r} is not a valid parameter name", subject=origin)
 
 
