@@ -519,8 +519,8 @@ class JobManager:
             owner = self.store.owner(record.id)
             if self.lease is not None and owner is not None and self.lease.alive(owner):
                 continue  # another living server follows it (two jupyter labs on one store)
-            if self.lease is not None:
-                self.store.claim(record.id, self.lease.id)
+            if self.lease is not None and not self.store.adopt(record.id, self.lease.id, owner):
+                continue  # another server starting at this moment took it over first
             run = RunDir(run_dir) if run_dir else None
             current = run.read() if run is not None and run.exists() else None
             if current is None or not current.handle:

@@ -94,6 +94,18 @@ class JobStore:
                 (job_id, server),
             )
 
+    def adopt(self, job_id: str, server: str, previous: str | None) -> bool:
+        """Take the job over from ``previous`` (None: nobody claimed it), atomically: of two servers that
+        start at once, exactly one adopts it."""
+        with self._lock:
+            if previous is None:
+                cursor = self._db.execute("INSERT OR IGNORE INTO owners (job, server) VALUES (?, ?)", (job_id, server))
+            else:
+                cursor = self._db.execute(
+                    "UPDATE owners SET server = ? WHERE job = ? AND server = ?", (server, job_id, previous)
+                )
+            return cursor.rowcount == 1
+
     def owner(self, job_id: str) -> str | None:
         """The server that follows this job, when one has claimed it."""
         with self._lock:
