@@ -54,6 +54,7 @@ class LocalTarget(Target):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._children: dict[int, subprocess.Popen[bytes]] = {}
+        self._exit_codes: dict[int, int] = {}  # of the runners that ended, once reaped
         self._cancelled: set[int] = set()
 
     async def submit(self, record: JobRecord, run: RunDir) -> dict[str, Any]:
@@ -93,8 +94,13 @@ class LocalTarget(Target):
         pid = int(handle["pid"])
         child = self._children.get(pid)
         if child is not None:
-            code = child.poll()
+            code = child.poll()  # reaps it once it has ended: no zombie runners
+            if code is not None:
+                self._exit_codes[pid] = code
+                del self._children[pid]
             return code is None, code
+        if pid in self._exit_codes:
+            return False, self._exit_codes[pid]
         ticks = _start_ticks(pid)
         alive = ticks is not None and ticks == handle.get("start_ticks")
         if alive:
