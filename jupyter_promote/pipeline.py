@@ -93,9 +93,15 @@ def _set_aside(events: list[dict[str, Any]], tail: EventTail, log: EventLog) -> 
             good.append(event)
         else:
             bad.append((event, why))
+    # a job followed again (a server restart) reads its file from the start: each line is reported once
+    reported = {(e.get("set_aside_seq"), e.get("set_aside_type")) for e in good
+                if e["type"] == "alert" and e.get("kind") == "bad_event"}  # fmt: skip
     for event, why in bad:
-        log.emit("alert", kind="bad_event", action="alert", source="pipeline",
-                 message=f"an event was set aside: {why} (seq {event.get('seq')!r}, type {event.get('type')!r})")  # fmt: skip
+        seq, kind = (repr(event.get(k))[:40] for k in ("seq", "type"))  # whatever the line held, as text
+        if (seq, kind) in reported:
+            continue
+        log.emit("alert", kind="bad_event", action="alert", source="pipeline", set_aside_seq=seq, set_aside_type=kind,
+                 message=f"an event was set aside: {why} (seq {seq}, type {kind})")  # fmt: skip
     return good
 
 
