@@ -162,16 +162,23 @@ def _checked_kernel(kernel: str | None) -> None:
             raise UsageError(f"--kernel {exc.message}", subject=kernel) from None
 
 
-def _preflight(args: argparse.Namespace, app: Any) -> None:
-    """The pre-flight check before anything is submitted: warnings on stderr; with --strict, a refusal."""
+def _notebook_findings(notebook: str, gpus: int | None, app: Any) -> list[Any]:
+    """The pre-flight findings of a saved notebook (for ``check`` and before ``run``/``sweep``)."""
     import nbformat
 
     from .job.notebook import read_notebook
-    from .preflight import check_notebook, format_findings
+    from .preflight import check_notebook
+
+    nb = nbformat.from_dict(read_notebook(os.path.abspath(notebook)))
+    return check_notebook(nb, gpus=gpus, env_allowlist=app.settings.env_allowlist)
+
+
+def _preflight(args: argparse.Namespace, app: Any) -> None:
+    """The pre-flight check before anything is submitted: warnings on stderr; with --strict, a refusal."""
+    from .preflight import format_findings
 
     gpus = int(args.gpus) if getattr(args, "gpus", None) and str(args.gpus).isdigit() else None
-    nb = nbformat.from_dict(read_notebook(os.path.abspath(args.notebook)))
-    findings = check_notebook(nb, gpus=gpus, env_allowlist=app.settings.env_allowlist)
+    findings = _notebook_findings(args.notebook, gpus, app)
     for line in format_findings(findings):
         _say(line)
     if findings and args.strict:
@@ -206,13 +213,9 @@ def _smoke_run(args: argparse.Namespace, app: Any) -> int:
 
 def cmd_check(args: argparse.Namespace, app: Any) -> int:
     """``jupyter promote check NOTEBOOK``: exit 0 when there is nothing to report, 1 when there is."""
-    import nbformat
+    from .preflight import format_findings
 
-    from .job.notebook import read_notebook
-    from .preflight import check_notebook, format_findings
-
-    nb = nbformat.from_dict(read_notebook(os.path.abspath(args.notebook)))
-    findings = check_notebook(nb, gpus=args.gpus, env_allowlist=app.settings.env_allowlist)
+    findings = _notebook_findings(args.notebook, args.gpus, app)
     if args.json:
         print(json.dumps([f.to_json() for f in findings], indent=2))
     elif findings:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -54,3 +56,21 @@ class Server:
         request = urllib.request.Request(url, data=data, method=method, headers={"Authorization": f"token {TOKEN}"})
         with urllib.request.urlopen(request, timeout=30) as response:
             return json.loads(response.read() or b"null")
+
+
+@contextlib.contextmanager
+def serving(tmp, notebooks):
+    """A live server over a root holding ``notebooks`` (copied), stopped at the end; its log must hold no
+    traceback (an error users can cause is answered, never raised)."""
+    root = tmp / "root"
+    root.mkdir()
+    for notebook in notebooks:
+        shutil.copy(notebook, root / notebook.name)
+    with open(tmp / "server.log", "wb") as log:
+        live = Server(root, tmp / "jobs.sqlite", tmp / "runs", log)
+        live.start()
+        try:
+            yield live
+        finally:
+            live.stop()
+    assert b"Traceback" not in (tmp / "server.log").read_bytes(), (tmp / "server.log").read_text()[-4000:]

@@ -6,7 +6,6 @@ is a 202 or a one-line 4xx naming what it refused; never a 500, never a tracebac
 from __future__ import annotations
 
 import json
-import shutil
 import urllib.error
 import urllib.request
 
@@ -14,7 +13,7 @@ import pytest
 from conftest import NOTEBOOKS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from live_server import TOKEN, Server
+from live_server import TOKEN, Server, serving
 
 scalars = st.one_of(
     st.none(),
@@ -56,15 +55,8 @@ RAW = ['{"notebook": "success.ipynb", "parameters": {"lr": NaN}}', '{"notebook":
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("fuzz")
-    root = tmp / "root"
-    root.mkdir()
-    shutil.copy(NOTEBOOKS / "success.ipynb", root / "success.ipynb")
-    with open(tmp / "server.log", "wb") as log:
-        live = Server(root, tmp / "jobs.sqlite", tmp / "runs", log)
-        live.start()
+    with serving(tmp_path_factory.mktemp("fuzz"), [NOTEBOOKS / "success.ipynb"]) as live:
         yield live
-        live.stop()
 
 
 def post(server: Server, data: bytes) -> tuple[int, dict]:
