@@ -57,7 +57,7 @@ def prune() -> None:
 
 
 def docker_cli() -> str:
-    from jupyter_promote.image.engine import buildkit_cli
+    from jupyter_promote.image.docker_engine import buildkit_cli
 
     return buildkit_cli()
 

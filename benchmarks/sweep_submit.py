@@ -24,9 +24,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from jupyter_promote.launch.pipeline import Pipeline, PromoteRequest
+from jupyter_promote.launch.sweep import prepare_sweep
 from jupyter_promote.models import MonitorSettings
-from jupyter_promote.pipeline import Pipeline, PromoteRequest
-from jupyter_promote.sweep_runner import prepare_sweep
 from jupyter_promote.targets.slurm import SlurmTarget
 
 NOTEBOOK = Path(__file__).resolve().parent.parent / "tests" / "notebooks" / "success.ipynb"

@@ -29,6 +29,6 @@ def _jupyter_labextension_paths() -> list[dict[str, str]]:
 
 
 def _jupyter_server_extension_points() -> list[dict[str, Any]]:
-    from .app import PromoteExtension
+    from .server.app import PromoteExtension
 
     return [{"module": "jupyter_promote", "app": PromoteExtension}]

@@ -81,8 +81,8 @@ class PromoteConfigApp(JupyterApp):
         super().__init__(**kwargs)
         # Application.classes is a plain class attribute, not a trait: set per instance, so that the target
         # plugins are loaded only when a CLI runs. These are what --help-all and --generate-config show.
-        from .app import PromoteExtension
         from .image import ImageBuilder
+        from .server.app import PromoteExtension
 
         self.classes = [PromoteSettings, PromoteExtension, ImageBuilder, *load_target_classes().values()]
 

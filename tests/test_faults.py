@@ -120,7 +120,7 @@ def test_run_directories_and_the_store_are_private(cli, tmp_path):
     import os
     import stat
 
-    from jupyter_promote.store import JobStore
+    from jupyter_promote.server.store import JobStore
 
     done = cli("run", str(bogus_notebook(tmp_path / "nb")))
     assert done.returncode == 0
@@ -210,9 +210,9 @@ async def test_a_full_disk_settles_the_job_and_nothing_half_written_is_served(sm
 async def test_a_cancel_that_comes_while_the_target_takes_the_job_is_not_lost(tmp_path):
     import asyncio
 
-    from jupyter_promote.jobs import JobManager
-    from jupyter_promote.pipeline import PromoteRequest
-    from jupyter_promote.store import JobStore
+    from jupyter_promote.launch.pipeline import PromoteRequest
+    from jupyter_promote.server.manager import JobManager
+    from jupyter_promote.server.store import JobStore
     from jupyter_promote.targets.local import LocalTarget
 
     class SlowToTake(LocalTarget):  # the real local target, with a scheduler's latency injected into submit

@@ -10,7 +10,7 @@ import pytest
 from conftest import job
 from nbclient import NotebookClient
 
-from jupyter_promote.parity import compare_metrics, first_divergence, seed_band
+from jupyter_promote.analysis.parity import compare_metrics, first_divergence, seed_band
 
 SOURCE = [
     ("drift = 0.0", ["parameters"]),

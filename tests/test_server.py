@@ -18,7 +18,7 @@ from tornado.httpclient import HTTPClientError
 
 from jupyter_promote.models import JobRecord, JobState
 from jupyter_promote.rundir import RunDir
-from jupyter_promote.store import JobStore
+from jupyter_promote.server.store import JobStore
 
 
 @pytest.fixture
@@ -311,7 +311,7 @@ def test_openapi_document_matches_the_handlers():
 
     import yaml
 
-    from jupyter_promote import routes
+    from jupyter_promote.server import routes
 
     spec = yaml.safe_load((Path(routes.__file__).parent / "openapi.yaml").read_text())
     documented = {

@@ -10,7 +10,7 @@ from conftest import NOTEBOOKS
 from hypothesis import HealthCheck, settings
 from live_server import TOKEN, serving
 
-from jupyter_promote import routes
+from jupyter_promote.server import routes
 
 SPEC = routes.__file__.replace("routes.py", "openapi.yaml")
 schema = schemathesis.openapi.from_path(SPEC)

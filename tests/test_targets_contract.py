@@ -7,8 +7,8 @@ import asyncio
 import pytest
 from conftest import BASE_IMAGE, NOTEBOOKS, SMALL_KERNEL, on_kernel
 
+from jupyter_promote.launch.pipeline import ImageRequest, Pipeline, PromoteRequest
 from jupyter_promote.models import JobState, MonitorSettings
-from jupyter_promote.pipeline import ImageRequest, Pipeline, PromoteRequest
 from jupyter_promote.targets import load_target_classes
 
 TARGETS = sorted(load_target_classes())

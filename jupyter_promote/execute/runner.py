@@ -72,7 +72,7 @@ class Supervisor:
             pass
 
     def _loop(self) -> None:
-        from . import engine  # imported by run() already
+        from . import papermill_engine as engine  # imported by run() already
 
         while not self._done.wait(0.5):
             now = time.monotonic()
@@ -241,11 +241,11 @@ def run(run_dir: str) -> int:
     staged: StagedInputs | None = None
     try:
         staged = _working_dir(run, record)
-        # papermill.engines first: importing it loads the "promote" entry point, i.e. .engine
+        # papermill.engines first: importing it loads the "promote" entry point, i.e. .papermill_engine
         import papermill
         from papermill.engines import papermill_engines
 
-        from . import engine
+        from . import papermill_engine as engine
 
         papermill_engines.register("promote", engine.PromoteEngine)  # also an entry point; explicit here
         supervisor.start()
@@ -284,7 +284,7 @@ def run(run_dir: str) -> int:
     for event in events:
         if event["type"] == "alert" and event.get("action") == "fail" and supervisor.fatal is None:
             supervisor.fatal = event
-    tracker = getattr(sys.modules.get(f"{__package__}.engine"), "active_tracker", None)
+    tracker = getattr(sys.modules.get(f"{__package__}.papermill_engine"), "active_tracker", None)
     state, reason, message = outcome(error, supervisor, tracker)
     if state == "succeeded":  # before the final status: whoever judges parity on it reads this record
         _record_environment(run, os.environ.get("JUPYTER_PROMOTE_KERNEL") or record.kernel, events)

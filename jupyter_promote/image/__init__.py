@@ -28,7 +28,7 @@ from ..freeze import FrozenEnv, tree_hash
 from ..freeze.kernels import Interpreter
 from . import network, recipe
 from .build import docker_build, tag_with_labels
-from .engine import buildkit_cli, client
+from .docker_engine import buildkit_cli, client
 from .verify import Verification, run_once, verify_image
 
 LABEL_LOCK = "io.jupyter-promote.lock"

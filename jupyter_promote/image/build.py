@@ -87,7 +87,7 @@ def docker_build(
 
 def tag_with_labels(cli: str, image_id: str, tag: str, labels: dict[str, str], temp_tag: str) -> None:
     """Give ``image_id`` its final ``tag`` with ``labels`` added (a metadata-only build, no new layer)."""
-    from .engine import client
+    from .docker_engine import client
 
     engine = client()
     engine.images.get(image_id).tag(temp_tag)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..errors import ImageError
-from .engine import client
+from .docker_engine import client
 
 
 def push(ref: str, on_line: Callable[[str], None]) -> str:

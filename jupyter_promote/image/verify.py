@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ..freeze.lock import RUNTIME_PACKAGES, build_lock, canonical_name
-from .engine import client
+from .docker_engine import client
 from .recipe import ENV_PREFIX
 
 INTROSPECT_IN_IMAGE = "/opt/promote/runner-src/jupyter_promote/freeze/introspect.py"

@@ -50,7 +50,7 @@ class DockerTarget(Target):
     network_mode = Unicode("bridge", help="Network of the job container (bridge, none, host).").tag(config=True)
 
     def available(self) -> tuple[bool, str | None]:
-        from ..image.engine import client
+        from ..image.docker_engine import client
 
         try:
             client()
@@ -60,7 +60,7 @@ class DockerTarget(Target):
 
     def check_resources(self, resources: Resources) -> list[str]:
         if resources.gpus:
-            from ..image.engine import has_nvidia_runtime
+            from ..image.docker_engine import has_nvidia_runtime
 
             if not has_nvidia_runtime():
                 raise TargetError(
@@ -80,7 +80,7 @@ class DockerTarget(Target):
     async def submit(self, record: JobRecord, run: RunDir) -> dict[str, Any]:
         from docker.types import DeviceRequest, Mount
 
-        from ..image.engine import client
+        from ..image.docker_engine import client
 
         if not record.image:
             raise UsageError(
@@ -128,7 +128,7 @@ class DockerTarget(Target):
     def _poll(self, handles: dict[str, dict[str, Any]]) -> dict[str, TargetStatus]:
         from docker.errors import NotFound
 
-        from ..image.engine import client
+        from ..image.docker_engine import client
 
         engine = client()
         statuses: dict[str, TargetStatus] = {}
@@ -162,7 +162,7 @@ class DockerTarget(Target):
     async def cancel(self, handle: dict[str, Any]) -> None:
         from docker.errors import NotFound
 
-        from ..image.engine import client
+        from ..image.docker_engine import client
 
         handle["cancelled"] = True
 

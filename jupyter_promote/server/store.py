@@ -16,7 +16,7 @@ import uuid
 from collections.abc import Iterable
 from typing import Any
 
-from .models import FINAL_STATES, JobRecord
+from ..models import FINAL_STATES, JobRecord
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS jobs (

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import UsageError
-from .freeze import OBSERVED_FILE
-from .freeze.lock import canonical_name
-from .runtime.report import REPORT_MIMETYPE
+from ..errors import UsageError
+from ..freeze import OBSERVED_FILE
+from ..freeze.lock import canonical_name
+from ..runtime.report import REPORT_MIMETYPE
 
 PARITY_FILE = "parity.json"
 REPORT_FILE = "parity.txt"

@@ -16,16 +16,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import KernelError, PromoteError, UsageError
-from .events import JobView, problem
-from .freeze import DEFAULT_ENV_ALLOWLIST, FrozenEnv, freeze, kernel_interpreter
-from .job.convert import convert, write_notebook
-from .job.notebook import kernel_of, read_notebook
-from .models import JobRecord, JobState, MonitorSettings, Resources
-from .rundir import RunDir
-from .runtime.events import EventLog, EventTail
-from .targets import Target
-from .targets.base import TargetStatus
+from ..errors import KernelError, PromoteError, UsageError
+from ..events import JobView, problem
+from ..freeze import DEFAULT_ENV_ALLOWLIST, FrozenEnv, freeze, kernel_interpreter
+from ..job.convert import convert, write_notebook
+from ..job.notebook import kernel_of, read_notebook
+from ..models import JobRecord, JobState, MonitorSettings, Resources
+from ..rundir import RunDir
+from ..runtime.events import EventLog, EventTail
+from ..targets import Target
+from ..targets.base import TargetStatus
 
 FALLBACK_KERNEL = "python3"
 #: Seconds a target may not answer before its jobs are settled as lost (``PROMOTE_TARGET_PATIENCE`` overrides).
@@ -207,7 +207,7 @@ class Pipeline:
     def _image(
         self, options: ImageRequest, env: FrozenEnv, interpreter: Any, log: EventLog, run: RunDir
     ) -> dict[str, Any]:
-        from .image import ImageBuilder
+        from ..image import ImageBuilder
 
         builder = self.image_builder or ImageBuilder()
         log.emit("status", state="pending", source="pipeline", message="building or finding the environment image")
@@ -367,8 +367,8 @@ class Pipeline:
         """
         import json
 
-        from . import parity
-        from .freeze import read_lock
+        from ..analysis import parity
+        from ..freeze import read_lock
 
         record, run = prepared.record, prepared.run
         try:

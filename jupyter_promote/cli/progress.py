@@ -6,7 +6,7 @@ import sys
 import time
 from typing import Any, TextIO
 
-from .events import JobView
+from ..events import JobView
 
 NON_TTY_STEP_EVERY_S = 5.0
 

@@ -21,10 +21,17 @@ from jupyter_server.auth.decorator import authorized
 from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import url_path_join
 
-from .errors import ForbiddenPath, PromoteError, UsageError
-from .freeze import environment_card, read_lock
-from .jobs import JobManager, confine, kernel_from_payload, relative_to_root, request_from_payload, sweep_from_payload
-from .targets import load_target_classes
+from ..errors import ForbiddenPath, PromoteError, UsageError
+from ..freeze import environment_card, read_lock
+from ..targets import load_target_classes
+from .manager import (
+    JobManager,
+    confine,
+    kernel_from_payload,
+    relative_to_root,
+    request_from_payload,
+    sweep_from_payload,
+)
 
 AUTH_RESOURCE = "jupyter_promote"
 MAX_PAGE = 200

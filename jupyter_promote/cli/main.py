@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from .errors import (
+from ..errors import (
     EXIT_CANCELLED,
     EXIT_JOB_FAILED,
     EXIT_OK,
@@ -29,7 +29,7 @@ from .errors import (
     TargetUnavailable,
     UsageError,
 )
-from .models import JobState, MonitorSettings
+from ..models import JobState, MonitorSettings
 
 _CONFIG_FLAG = re.compile(r"^--[A-Za-z_]\w*\.[A-Za-z_]\w*(=.*)?$")
 _EXIT_BY_STATE = {JobState.SUCCEEDED: EXIT_OK, JobState.FAILED: EXIT_JOB_FAILED, JobState.CANCELLED: EXIT_CANCELLED}
@@ -44,7 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="jupyter promote", description="Promote a notebook to a cluster job that behaves the same way."
     )
-    from ._version import __version__
+    from .._version import __version__
 
     parser.add_argument("--version", action="version", version=f"jupyter-promote {__version__}")
     parser.add_argument("--generate-config", action="store_true",
@@ -154,7 +154,7 @@ def _preflight_options(parser: argparse.ArgumentParser) -> None:
 def _checked_kernel(kernel: str | None) -> None:
     """``--kernel NAME`` names an installed Python kernelspec (else one line listing the installed ones)."""
     if kernel:
-        from .freeze import kernel_interpreter
+        from ..freeze import kernel_interpreter
 
         try:
             kernel_interpreter(kernel)
@@ -166,8 +166,8 @@ def _notebook_findings(notebook: str, gpus: int | None, app: Any) -> list[Any]:
     """The pre-flight findings of a saved notebook (for ``check`` and before ``run``/``sweep``)."""
     import nbformat
 
-    from .job.notebook import read_notebook
-    from .preflight import check_notebook
+    from ..job.notebook import read_notebook
+    from ..preflight import check_notebook
 
     nb = nbformat.from_dict(read_notebook(os.path.abspath(notebook)))
     return check_notebook(nb, gpus=gpus, env_allowlist=app.settings.env_allowlist)
@@ -175,7 +175,7 @@ def _notebook_findings(notebook: str, gpus: int | None, app: Any) -> list[Any]:
 
 def _preflight(args: argparse.Namespace, app: Any) -> None:
     """The pre-flight check before anything is submitted: warnings on stderr; with --strict, a refusal."""
-    from .preflight import format_findings
+    from ..preflight import format_findings
 
     gpus = int(args.gpus) if getattr(args, "gpus", None) and str(args.gpus).isdigit() else None
     findings = _notebook_findings(args.notebook, gpus, app)
@@ -190,8 +190,8 @@ def _preflight(args: argparse.Namespace, app: Any) -> None:
 
 def _smoke_run(args: argparse.Namespace, app: Any) -> int:
     """``--smoke``: the notebook top to bottom on this machine with its smoke parameters, before the real job."""
-    from .job.notebook import read_notebook
-    from .job.parameters import smoke_parameters
+    from ..job.notebook import read_notebook
+    from ..job.parameters import smoke_parameters
 
     smoke = smoke_parameters(read_notebook(os.path.abspath(args.notebook)))
     _say(f"smoke run: {args.notebook} on this machine" + (f" with {smoke}" if smoke else " (no cell tagged 'smoke')"))
@@ -213,7 +213,7 @@ def _smoke_run(args: argparse.Namespace, app: Any) -> int:
 
 def cmd_check(args: argparse.Namespace, app: Any) -> int:
     """``jupyter promote check NOTEBOOK``: exit 0 when there is nothing to report, 1 when there is."""
-    from .preflight import format_findings
+    from ..preflight import format_findings
 
     findings = _notebook_findings(args.notebook, args.gpus, app)
     if args.json:
@@ -249,7 +249,7 @@ def _image_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _image_request(args: argparse.Namespace) -> Any:
-    from .pipeline import ImageRequest
+    from ..launch.pipeline import ImageRequest
 
     return ImageRequest(
         base_image=args.base_image,
@@ -300,7 +300,7 @@ def _say(text: str) -> None:
 
 # ---- commands ------------------------------------------------------------------------------------
 def cmd_freeze(args: argparse.Namespace, app: Any) -> int:
-    from .freeze import freeze, kernel_interpreter, python_interpreter
+    from ..freeze import freeze, kernel_interpreter, python_interpreter
 
     interpreter = python_interpreter(args.python) if args.python else kernel_interpreter(args.kernel or "python3")
     env = freeze(interpreter, args.out, env_allowlist=tuple(app.settings.env_allowlist))
@@ -313,8 +313,8 @@ def cmd_freeze(args: argparse.Namespace, app: Any) -> int:
 
 
 def cmd_convert(args: argparse.Namespace, app: Any) -> int:
-    from .job.convert import convert, write_notebook
-    from .job.notebook import kernel_of, read_notebook
+    from ..job.convert import convert, write_notebook
+    from ..job.notebook import kernel_of, read_notebook
 
     nb = read_notebook(args.notebook)
     kernel_of(nb, args.notebook)
@@ -331,10 +331,10 @@ def cmd_convert(args: argparse.Namespace, app: Any) -> int:
 
 
 def cmd_run(args: argparse.Namespace, app: Any) -> int:
-    from .job.parameters import collect_parameters
-    from .pipeline import Pipeline, PromoteRequest
+    from ..job.parameters import collect_parameters
+    from ..launch.pipeline import Pipeline, PromoteRequest
+    from ..targets import target_class
     from .progress import TerminalProgress
-    from .targets import target_class
 
     if args.replicas is not None or args.seeds is not None:
         if args.contention:
@@ -369,7 +369,7 @@ def cmd_run(args: argparse.Namespace, app: Any) -> int:
     progress = TerminalProgress()
     builder = None
     if target.needs_image:
-        from .image import ImageBuilder
+        from ..image import ImageBuilder
 
         builder = ImageBuilder(config=app.config)
     pipeline = Pipeline(
@@ -417,7 +417,7 @@ def cmd_run(args: argparse.Namespace, app: Any) -> int:
 
 def _show_parity(run_dir: Path, record: Any, say: Any) -> bool:
     """Print the parity report of a run that has a baseline; whether parity failed."""
-    from .parity import REPORT_FILE
+    from ..analysis.parity import REPORT_FILE
 
     if not record.parity or record.parity["verdict"] == "no baseline":
         return False
@@ -430,11 +430,11 @@ def _show_parity(run_dir: Path, record: Any, say: Any) -> bool:
 def cmd_compare(args: argparse.Namespace, app: Any) -> int:
     import tempfile
 
-    from . import parity
-    from .events import JobView
-    from .freeze import LOCK_FILE, freeze, kernel_interpreter, read_lock
-    from .job.notebook import kernel_of, read_notebook
-    from .runtime.events import read_events
+    from ..analysis import parity
+    from ..events import JobView
+    from ..freeze import LOCK_FILE, freeze, kernel_interpreter, read_lock
+    from ..job.notebook import kernel_of, read_notebook
+    from ..runtime.events import read_events
 
     nb = read_notebook(args.notebook)
     runs = []
@@ -466,8 +466,8 @@ def cmd_compare(args: argparse.Namespace, app: Any) -> int:
 
 def sweep_sets(args: argparse.Namespace) -> list[dict[str, Any]]:
     """The parameter sets of ``sweep``: the -p grid, or the sets file, never both."""
-    from .job.parameters import resolve_type
-    from .job.sweep import expand
+    from ..job.parameters import resolve_type
+    from ..job.sweep import expand
 
     if args.sets_file and args.parameters:
         raise UsageError("-f and -p: give the sets in a file or as a grid, not both", subject="sweep")
@@ -494,7 +494,7 @@ def sweep_sets(args: argparse.Namespace) -> list[dict[str, Any]]:
 
 def _run_contention(args: argparse.Namespace, app: Any) -> int:
     """``run --contention SPEC``: the job alone, then the same job beside the stress workload."""
-    from .contention import Stress, StressWorkload, report
+    from ..analysis.contention import Stress, StressWorkload, report
 
     stress = Stress.parse(args.contention)
     base = Path(args.out) if args.out else Path(app.settings.runs_dir) / (
@@ -519,7 +519,7 @@ def _run_contention(args: argparse.Namespace, app: Any) -> int:
 
 def _run_replicas(args: argparse.Namespace, app: Any) -> int:
     """``run --replicas N [--seeds S...]``: the same job N times (per seed), as a sweep of identical sets."""
-    from .job.parameters import collect_parameters
+    from ..job.parameters import collect_parameters
 
     replicas = args.replicas if args.replicas is not None else 1
     if replicas < 1:
@@ -534,9 +534,9 @@ def _run_replicas(args: argparse.Namespace, app: Any) -> int:
 def _judge_replicas(sweep_path: Path, summary: dict[str, Any], app: Any) -> int | None:
     """Parity of each replica with the notebook's baseline. With two seeds or more, a metric beyond its
     tolerance but within the seed-variance band passes (and the report says so). Exit 3 when one fails."""
-    from . import parity
-    from .freeze import read_lock
-    from .job.notebook import read_notebook
+    from ..analysis import parity
+    from ..freeze import read_lock
+    from ..job.notebook import read_notebook
 
     source = read_notebook(summary["notebook"])
     if not parity.baseline_of(source)["metrics"]:
@@ -562,9 +562,9 @@ def _judge_replicas(sweep_path: Path, summary: dict[str, Any], app: Any) -> int 
 
 
 def cmd_sweep(args: argparse.Namespace, app: Any, sets: list[dict[str, Any]] | None = None, then: Any = None) -> int:
-    from .pipeline import Pipeline, PromoteRequest
-    from .sweep_runner import prepare_sweep, run_sweep, summarise
-    from .targets import target_class
+    from ..launch.pipeline import Pipeline, PromoteRequest
+    from ..launch.sweep import prepare_sweep, run_sweep, summarise
+    from ..targets import target_class
 
     settings = app.settings
     sets = sets if sets is not None else sweep_sets(args)
@@ -589,7 +589,7 @@ def cmd_sweep(args: argparse.Namespace, app: Any, sets: list[dict[str, Any]] | N
         _say(f"warning: {warning}")
     builder = None
     if target.needs_image:
-        from .image import ImageBuilder
+        from ..image import ImageBuilder
 
         builder = ImageBuilder(config=app.config)
     pipeline = Pipeline(settings.runs_dir, tuple(settings.env_allowlist), settings.poll_interval, image_builder=builder,
@@ -600,7 +600,7 @@ def cmd_sweep(args: argparse.Namespace, app: Any, sets: list[dict[str, Any]] | N
 
     def on_done(task: Any, view: Any) -> None:
         done[0] += 1
-        from .job.sweep import label
+        from ..job.sweep import label
 
         _say(f"  [{done[0]}/{len(sets)}] task {task.record.sweep['index']} ({label(task.record.parameters)}): "
              f"{view.state.value}" + (f" ({view.reason})" if view.reason and view.state is not JobState.SUCCEEDED else ""))  # fmt: skip
@@ -656,8 +656,8 @@ def _print_sweep(summary: dict[str, Any], say: Any = _say) -> None:
 def cmd_build(args: argparse.Namespace, app: Any) -> int:
     import tempfile
 
-    from .freeze import freeze, kernel_interpreter, python_interpreter
-    from .image import ImageBuilder
+    from ..freeze import freeze, kernel_interpreter, python_interpreter
+    from ..image import ImageBuilder
 
     interpreter = python_interpreter(args.python) if args.python else kernel_interpreter(args.kernel or "python3")
     builder = ImageBuilder(config=app.config)
@@ -730,7 +730,7 @@ async def _submit_and_follow(pipeline: Any, prepared: Any, target: Any, progress
 
 
 def _find_run(job: str, runs_dir: str) -> Any:
-    from .rundir import RunDir
+    from ..rundir import RunDir
 
     if os.path.isdir(job):
         return RunDir(job)
@@ -746,9 +746,9 @@ def _find_run(job: str, runs_dir: str) -> Any:
 
 def reconcile(run: Any, app: Any) -> Any:
     """job.json brought up to date with the job's events and, when still unfinished, its target."""
-    from .events import JobView
-    from .runtime.events import EventLog, read_events
-    from .targets import target_class
+    from ..events import JobView
+    from ..runtime.events import EventLog, read_events
+    from ..targets import target_class
 
     record = run.read()
     view = JobView().fold(read_events(str(run.events)))
@@ -771,7 +771,7 @@ def reconcile(run: Any, app: Any) -> Any:
 
 
 def cmd_status(args: argparse.Namespace, app: Any) -> int:
-    from .rundir import RunDir
+    from ..rundir import RunDir
 
     if args.job is None:
         root = Path(app.settings.runs_dir)
@@ -787,7 +787,7 @@ def cmd_status(args: argparse.Namespace, app: Any) -> int:
                 )
         return EXIT_OK
     if os.path.isfile(os.path.join(args.job, "sweep.json")):
-        from .sweep_runner import summarise
+        from ..launch.sweep import summarise
 
         summary = summarise(Path(args.job))
         if args.json:
@@ -817,8 +817,8 @@ def cmd_status(args: argparse.Namespace, app: Any) -> int:
 
 
 def cmd_logs(args: argparse.Namespace, app: Any) -> int:
-    from .events import JobView
-    from .runtime.events import read_events
+    from ..events import JobView
+    from ..runtime.events import read_events
 
     run = _find_run(args.job, app.settings.runs_dir)
     offset = 0
@@ -854,7 +854,7 @@ COMMANDS = {
 
 def _config_help(own_args: list[str], config_args: list[str]) -> int:
     """``--generate-config`` (one file for the CLI and the server extension) and ``--help-all``."""
-    from .config import load_config
+    from ..config import load_config
 
     app = load_config(config_args)
     if "--help-all" in own_args:
@@ -884,7 +884,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     config_args = [a for a in argv if _CONFIG_FLAG.match(a)]
     own_args = [a for a in argv if not _CONFIG_FLAG.match(a)]
     try:
-        from .config import PromoteSettings, load_config
+        from ..config import PromoteSettings, load_config
 
         if "--generate-config" in own_args or "--help-all" in own_args:
             return _config_help(own_args, config_args)

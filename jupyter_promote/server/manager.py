@@ -18,16 +18,16 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from .config import PromoteSettings
-from .errors import ForbiddenPath, JobNotFound, KernelError, PromoteError, TargetUnavailable, UsageError
-from .events import JobView
-from .job.sweep import expand
-from .models import JobRecord, JobState, MonitorSettings
-from .pipeline import Pipeline, Prepared, PromoteRequest, new_job_id
-from .rundir import RunDir
-from .runtime.events import EventLog, EventTail
+from ..config import PromoteSettings
+from ..errors import ForbiddenPath, JobNotFound, KernelError, PromoteError, TargetUnavailable, UsageError
+from ..events import JobView
+from ..job.sweep import expand
+from ..launch.pipeline import Pipeline, Prepared, PromoteRequest, new_job_id
+from ..models import JobRecord, JobState, MonitorSettings
+from ..rundir import RunDir
+from ..runtime.events import EventLog, EventTail
+from ..targets import Target, target_class
 from .store import JobStore, ServerLease
-from .targets import Target, target_class
 
 log = logging.getLogger("jupyter_promote")
 _PAYLOAD_FIELDS = {
@@ -144,7 +144,7 @@ def kernel_from_payload(payload: dict[str, Any]) -> str | None:
         return None
     if not isinstance(kernel, str) or not kernel.strip():
         raise UsageError("kernel: must be a kernelspec name", subject="kernel")
-    from .freeze import kernel_interpreter
+    from ..freeze import kernel_interpreter
 
     try:
         kernel_interpreter(kernel)
@@ -225,7 +225,7 @@ class JobManager:
         self.previews = ThreadPoolExecutor(max_workers=2, thread_name_prefix="promote-preview")
 
     def _pipeline(self) -> Pipeline:
-        from .image import ImageBuilder
+        from ..image import ImageBuilder
 
         builder = ImageBuilder(config=self.config) if self.config is not None else None
         return Pipeline(self.runs_dir, self.env_allowlist, self.poll_interval, image_builder=builder,
@@ -270,7 +270,7 @@ class JobManager:
             raise TargetUnavailable(f"target {request.target}: unavailable: {why}", subject=request.target)
         await asyncio.to_thread(target.check_resources, request.resources)
         if target.needs_image and request.image is None:
-            from .pipeline import ImageRequest
+            from ..launch.pipeline import ImageRequest
 
             request.image = ImageRequest()
         return target
@@ -466,10 +466,10 @@ class JobManager:
         import nbformat
         from jupyter_client.kernelspec import KernelSpecManager
 
-        from .freeze import environment_card, freeze, kernel_interpreter
-        from .job.notebook import kernel_of, read_notebook
-        from .job.parameters import notebook_parameters
-        from .preflight import check_notebook
+        from ..freeze import environment_card, freeze, kernel_interpreter
+        from ..job.notebook import kernel_of, read_notebook
+        from ..job.parameters import notebook_parameters
+        from ..preflight import check_notebook
 
         nb = read_notebook(notebook)
         own = kernel_of(nb, notebook)
@@ -491,7 +491,7 @@ class JobManager:
                 "image": None,
             }
             try:
-                from .image import ImageBuilder
+                from ..image import ImageBuilder
 
                 builder = ImageBuilder(config=self.config) if self.config is not None else ImageBuilder()
                 plan = builder.plan(env)

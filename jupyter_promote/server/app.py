@@ -12,7 +12,7 @@ from jupyter_core.paths import jupyter_data_dir
 from jupyter_server.extension.application import ExtensionApp
 from traitlets import Unicode, default
 
-from .config import PromoteSettings
+from ..config import PromoteSettings
 from .routes import setup_route_handlers
 from .store import event_text
 
@@ -37,9 +37,9 @@ class PromoteExtension(ExtensionApp):
         return os.path.join(jupyter_data_dir(), "promote", "jobs.sqlite")
 
     def initialize_settings(self) -> None:
-        from .jobs import JobManager
+        from ..targets import target_class
+        from .manager import JobManager
         from .store import JobStore, ServerLease
-        from .targets import target_class
 
         settings = PromoteSettings(config=self.config)
         self._server.event_logger.register_event_schema(_SCHEMA_FILE)

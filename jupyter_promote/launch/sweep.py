@@ -24,13 +24,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import PromoteError, UsageError
-from .events import JobView
-from .models import JobRecord
+from ..errors import PromoteError, UsageError
+from ..events import JobView
+from ..models import JobRecord
+from ..rundir import RunDir
+from ..runtime.events import EventLog, read_events
+from ..targets import Target
 from .pipeline import Pipeline, Prepared, PromoteRequest, new_job_id
-from .rundir import RunDir
-from .runtime.events import EventLog, read_events
-from .targets import Target
 
 SWEEP_FILE = "sweep.json"
 
@@ -168,7 +168,7 @@ def _seed_and_replica_spread(vals: list[tuple[float, int, dict[str, Any]]]) -> d
     """When tasks repeat seeds (``run --replicas N --seeds ...``): the spread of the per-seed means (the
     seed's share) apart from the mean spread within one seed (the replicas': hardware, scheduling).
     """
-    from .parity import by_seed
+    from ..analysis.parity import by_seed
 
     seeds = by_seed((parameters, value) for value, _, parameters in vals)
     if len(seeds) < 2 and all(len(v) < 2 for v in seeds.values()):
@@ -212,7 +212,7 @@ def summarise(path: Path) -> dict[str, Any]:
 def _replica_agreement(path: Path, tasks: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """For each set of identical tasks (the same parameters: ``run --replicas N``) that succeeded: whether
     their reported metrics agree bit for bit, and if not, the first report (step) where they diverge."""
-    from .parity import first_divergence
+    from ..analysis.parity import first_divergence
 
     groups: dict[str, list[dict[str, Any]]] = {}
     for task in tasks:

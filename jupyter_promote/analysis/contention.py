@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import UsageError
-from .models import parse_memory
-from .runtime.events import read_events
+from ..errors import UsageError
+from ..models import parse_memory
+from ..runtime.events import read_events
 
 CONTENTION_FILE = "contention.json"
 _CPU = "while True: pass"

@@ -1,0 +1,3 @@
+from .main import run_main
+
+run_main()
