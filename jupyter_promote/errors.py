@@ -20,25 +20,33 @@ class PromoteError(Exception):
         One line, saying what was wrong and with which input.
     subject
         The input concerned (a path, a parameter, a target name), when there is one.
+    field
+        Where in a request the input is, as a dotted path (``resources.cpus``, ``parameters.lr``), so that
+        a client places the error beside its field without reading the message.
     """
 
     exit_code: int = EXIT_USAGE
     http_status: int = 400
 
-    def __init__(self, message: str, *, subject: str | None = None) -> None:
+    def __init__(self, message: str, *, subject: str | None = None, field: str | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.subject = subject
+        self.field = field
 
     def __reduce__(self):  # picklable with its keyword fields
-        return (_rebuild, (type(self), self.message, self.subject))
+        return (_rebuild, (type(self), self.message, self.subject, self.field))
+
+    def to_json(self) -> dict[str, str | None]:
+        """The body of an HTTP error: ``{"message", "subject", "field"}``."""
+        return {"message": self.message, "subject": self.subject, "field": self.field}
 
     def __str__(self) -> str:
         return self.message
 
 
-def _rebuild(cls: type[PromoteError], message: str, subject: str | None) -> PromoteError:
-    return cls(message, subject=subject)
+def _rebuild(cls: type[PromoteError], message: str, subject: str | None, field: str | None = None) -> PromoteError:
+    return cls(message, subject=subject, field=field)
 
 
 class UsageError(PromoteError):
@@ -76,6 +84,13 @@ class TargetUnavailable(TargetError):
     """A target that exists but is down."""
 
     http_status = 503
+
+
+class JobCancelled(PromoteError):
+    """A job cancelled before it was submitted (Ctrl-C, or a DELETE while it was being prepared)."""
+
+    exit_code = EXIT_CANCELLED
+    http_status = 409
 
 
 class ForbiddenPath(PromoteError):

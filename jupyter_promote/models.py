@@ -16,7 +16,6 @@ class JobState(str, enum.Enum):
     """The states of a job, the same in the CLI, job.json, the API and the sidebar."""
 
     PENDING = "pending"
-    BUILDING = "building"
     QUEUED = "queued"
     RUNNING = "running"
     SUCCEEDED = "succeeded"

@@ -48,18 +48,16 @@ class Stress:
             try:
                 n = int(level) if level else (os.cpu_count() or 1)
             except ValueError:
-                raise UsageError(
-                    f"--contention {spec}: cpu:N takes a number of burners", subject="contention"
-                ) from None
+                raise UsageError(f"contention {spec}: cpu:N takes a number of burners", subject="contention") from None
             if n < 1:
-                raise UsageError(f"--contention {spec}: at least one burner", subject="contention")
+                raise UsageError(f"contention {spec}: at least one burner", subject="contention")
             return cls("cpu", n)
         if kind == "memory":
             size = parse_memory(level) if level else _available_bytes() // 2
             return cls("memory", size)
         if kind == "gpu":
             return cls("gpu", int(level) if level.isdigit() else 1)
-        raise UsageError(f"--contention {spec}: not cpu[:N], memory[:SIZE] or gpu[:N]", subject="contention")
+        raise UsageError(f"contention {spec}: not cpu[:N], memory[:SIZE] or gpu[:N]", subject="contention")
 
     def describe(self) -> str:
         if self.kind == "memory":
@@ -89,7 +87,7 @@ class StressWorkload:
             probe = subprocess.run([self.python, "-c", "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)"],
                                    capture_output=True, check=False)  # fmt: skip
             if probe.returncode != 0:
-                raise UsageError("--contention gpu: no GPU visible to torch on this machine", subject="contention")
+                raise UsageError("contention gpu: no GPU visible to torch on this machine", subject="contention")
         if self.stress.kind == "cpu":
             commands = [[self.python, "-c", _CPU]] * self.stress.level
         elif self.stress.kind == "memory":

@@ -48,8 +48,8 @@ class TerminalProgress:
         elif kind == "metric":
             self.note("  metrics: " + ", ".join(f"{k}={v}" for k, v in event["metrics"].items()))
         elif kind == "cell" and event.get("phase") == "start" and not self.tty:
-            if not event.get("injected"):
-                self.note(f"  cell {event.get('number')}/{event.get('total')}: {event.get('source', '')}")
+            if not event.get("injected") and view.cell_number is not None:  # the notebook's own cells only
+                self.note(f"  cell {view.cell_number}/{view.cells_total}: {event.get('source', '')}")
         elif kind == "step" and not self.tty:
             now = time.monotonic()
             if now - self._last_step_print >= NON_TTY_STEP_EVERY_S:

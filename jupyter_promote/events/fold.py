@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..models import JobRecord, JobState
-from ..runtime.events import EVENT_TYPES
+from ..runtime.events import EVENT_TYPES, STAGES, stage_of_state
 
 _STATES = frozenset(s.value for s in JobState)
 _FIELD_TYPES: dict[str, tuple[str, type]] = {
@@ -58,6 +58,21 @@ class JobView:
     last_event_at: float | None = None
     failed_cell: dict[str, Any] | None = None
     artifacts: list[dict[str, Any]] = field(default_factory=list)
+    #: the stages so far, each {"name", "start", "end"} (end None while in it): freezing, building, ...
+    stages: list[dict[str, Any]] = field(default_factory=list)
+    image: dict[str, Any] | None = None
+
+    @property
+    def stage(self) -> str | None:
+        """The stage the job is in (the last one entered), or None before any."""
+        return self.stages[-1]["name"] if self.stages else None
+
+    def _enter(self, name: str, ts: float) -> None:
+        if self.stages and self.stages[-1]["name"] == name:
+            return
+        if self.stages and self.stages[-1]["end"] is None:
+            self.stages[-1]["end"] = ts
+        self.stages.append({"name": name, "start": ts, "end": ts if name == "finished" else None})
 
     def apply(self, event: dict[str, Any]) -> None:
         if problem(event) is not None:
@@ -78,15 +93,14 @@ class JobView:
                 self.started_at = event.get("ts")
             if state.final:
                 self.finished_at = event.get("ts")
+            stage = event.get("stage") if event.get("stage") in STAGES else stage_of_state(state.value)
+            if stage is not None:
+                self._enter(stage, event["ts"])
+        elif kind == "image":
+            if event.get("ref"):
+                self.image = {"ref": event["ref"], "built": event.get("built"), "digest": event.get("digest")}
         elif kind == "cell":
-            self.cells_total = event.get("total")
-            if event.get("phase") == "start":
-                self.cell_number = event.get("number")
-                self.cell_source = event.get("source")
-            elif event.get("phase") == "end" and event.get("ok"):
-                self.cells_done += 1
-            elif event.get("phase") == "error":
-                self.failed_cell = {k: event.get(k) for k in ("number", "index", "ename", "evalue", "source")}
+            self._cell(event)
         elif kind == "step":
             self.steps = event.get("steps", self.steps)
             self.steps_per_s = event.get("steps_per_s")
@@ -98,6 +112,35 @@ class JobView:
             self.metrics.update(event.get("metrics", {}))
         elif kind == "artifacts":
             self.artifacts = list(event.get("files") or [])
+
+    def _cell(self, event: dict[str, Any]) -> None:
+        """Cells are the notebook's own code cells, numbered from 1, whatever the runner injected."""
+        own = event.get("own_total") is not None
+        total = event.get("own_total") if own else event.get("total")
+        if total is not None:
+            self.cells_total = total
+        if event.get("injected") and own:
+            return
+        number = event.get("own_number") if event.get("own_number") is not None else event.get("number")
+        if event.get("phase") == "start":
+            self.cell_number = number
+            self.cell_source = event.get("source")
+        elif event.get("phase") == "end" and event.get("ok"):
+            self.cells_done += 1
+        elif event.get("phase") == "error":
+            self.failed_cell = {"number": number, **{k: event.get(k) for k in ("ename", "evalue", "source")}}
+
+    def to_json(self) -> dict[str, Any]:
+        """The view as the golden event streams hold it (the sidebar's fold gives the same, key for key)."""
+        return {
+            "state": self.state.value, "reason": self.reason, "message": self.message, "seq": self.seq,
+            "stage": self.stage, "stages": [dict(s) for s in self.stages],
+            "cell_number": self.cell_number, "cells_total": self.cells_total, "cells_done": self.cells_done,
+            "failed_cell": self.failed_cell, "steps": self.steps, "steps_per_s": self.steps_per_s,
+            "alerts": [{"kind": a.get("kind"), "message": a.get("message")} for a in self.alerts],
+            "metrics": dict(self.metrics), "started_at": self.started_at, "finished_at": self.finished_at,
+            "artifacts": [dict(a) for a in self.artifacts], "image": self.image,
+        }  # fmt: skip
 
     def update(self, record: JobRecord) -> None:
         """Carry what the events say into the job's record (job.json)."""
@@ -115,8 +158,8 @@ class JobView:
     def progress_line(self) -> str:
         """One line for a terminal: stage, cell N of M, steps and steps/s."""
         parts = [self.state.value]
-        if self.cells_total and self.state is JobState.RUNNING:
-            parts.append(f"cell {self.cell_number or 0}/{self.cells_total}")
+        if self.cells_total and self.state is JobState.RUNNING and self.cell_number is not None:
+            parts.append(f"cell {self.cell_number}/{self.cells_total}")
         if self.steps:
             rate = f" ({self.steps_per_s:.1f} steps/s)" if self.steps_per_s else ""
             parts.append(f"{self.steps} steps{rate}")

@@ -1,66 +1,32 @@
 """The one code path from a notebook to a finished job: freeze -> convert -> submit -> follow.
 
-The CLI and (later) the server both call :class:`Pipeline`; each stage is reported as an event.
+Both doors reach it through :class:`jupyter_promote.launch.lifecycle.JobLifecycle`; each stage is reported
+as an event (a ``status`` event with its ``stage``).
 """
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import os
 import shutil
 import time
-import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..errors import KernelError, PromoteError, UsageError
-from ..events import JobView, problem
+from ..events import JobView
 from ..freeze import DEFAULT_ENV_ALLOWLIST, FrozenEnv, freeze, kernel_interpreter
 from ..job.convert import convert, write_notebook
 from ..job.notebook import kernel_of, read_notebook
-from ..models import JobRecord, JobState, MonitorSettings, Resources
+from ..models import JobRecord, JobState
 from ..rundir import RunDir
-from ..runtime.events import EventLog, EventTail
+from ..runtime.events import EventLog
 from ..targets import Target
-from ..targets.base import TargetStatus
+from .request import ImageRequest, PromoteRequest, default_run_dir, new_job_id
 
 FALLBACK_KERNEL = "python3"
-#: Seconds a target may not answer before its jobs are settled as lost (``PROMOTE_TARGET_PATIENCE`` overrides).
-TARGET_PATIENCE_S = float(os.environ.get("PROMOTE_TARGET_PATIENCE", "600"))
-#: Seconds a target may report a job as ended before its final event must be in the log.
-FINAL_EVENT_GRACE_S = 5.0
-
-
-@dataclass
-class PromoteRequest:
-    notebook: str
-    target: str = "local"
-    parameters: dict[str, Any] = field(default_factory=dict)
-    resources: Resources = field(default_factory=Resources)
-    monitor: MonitorSettings = field(default_factory=MonitorSettings)
-    deterministic: bool = False
-    out: str | None = None
-    image: ImageRequest | None = None  # set for targets whose jobs run in the environment's image
-    job_id: str | None = None  # given when the caller must know the id before the job is prepared
-    sweep: dict[str, Any] | None = None  # {"id", "index", "size"} when the job is one task of a sweep
-    kernel: str | None = None  # the kernelspec to run with; None: the notebook's own
-
-
-@dataclass
-class ImageRequest:
-    """How to get the environment image: ``jupyter promote build``'s options, the keywords of
-    :meth:`jupyter_promote.image.ImageBuilder.ensure`.
-    """
-
-    base_image: str | None = None
-    ca_bundle: str | None = None
-    wheelhouse: bool | None = None
-    push: bool = False
-    registry: str | None = None
-    rebuild: bool = False
 
 
 @dataclass
@@ -71,6 +37,7 @@ class Prepared:
     has_parameters_cell: bool
     log: EventLog
     created_dir: bool = True  # whether prepare made the run directory (else it emptied a given one)
+    remove_on_refusal: bool = True  # a target's refusal removes the run directory (not a group's task's)
 
 
 def _remove_run(path: Path, created: bool) -> None:
@@ -79,39 +46,6 @@ def _remove_run(path: Path, created: bool) -> None:
     elif path.is_dir():
         for item in path.iterdir():
             shutil.rmtree(item) if item.is_dir() else item.unlink()
-
-
-def _set_aside(events: list[dict[str, Any]], tail: EventTail, log: EventLog) -> list[dict[str, Any]]:
-    """The events that can be folded; each one that cannot (another writer's line, an unknown type or state)
-    is set aside and reported as an alert in the job's own log, never fatal."""
-    bad = [(e, "not this job's (another writer's line)") for e in tail.foreign]
-    tail.foreign.clear()
-    good = []
-    for event in events:
-        why = problem(event)
-        if why is None:
-            good.append(event)
-        else:
-            bad.append((event, why))
-    # a job followed again (a server restart) reads its file from the start: each line is reported once
-    reported = {(e.get("set_aside_seq"), e.get("set_aside_type")) for e in good
-                if e["type"] == "alert" and e.get("kind") == "bad_event"}  # fmt: skip
-    for event, why in bad:
-        seq, kind = (repr(event.get(k))[:40] for k in ("seq", "type"))  # whatever the line held, as text
-        if (seq, kind) in reported:
-            continue
-        log.emit("alert", kind="bad_event", action="alert", source="pipeline", set_aside_seq=seq, set_aside_type=kind,
-                 message=f"an event was set aside: {why} (seq {seq}, type {kind})")  # fmt: skip
-    return good
-
-
-def new_job_id() -> str:
-    return uuid.uuid4().hex[:12]
-
-
-def default_run_dir(runs_dir: str, notebook: str, job_id: str) -> Path:
-    stem = Path(notebook).stem.replace(" ", "_")
-    return Path(runs_dir) / f"{stem}-{time.strftime('%Y%m%d-%H%M%S')}-{job_id[:6]}"
 
 
 class Pipeline:
@@ -145,6 +79,8 @@ class Pipeline:
         self.parity_tolerance = dict(parity_tolerance or {})  # metric -> tolerance, when the notebook declares none
         self.on_run_dir: Callable[[RunDir], None] = lambda run: None  # prepare made the run directory
         #: seconds a target may not answer polls (an engine or controller restarting) before the job is lost
+        from .follow import TARGET_PATIENCE_S
+
         self.target_patience = TARGET_PATIENCE_S
 
     def prepare(self, request: PromoteRequest) -> Prepared:
@@ -191,7 +127,8 @@ class Pipeline:
             )
             run.write(record)
             log = EventLog(str(run.events), job_id)
-            log.emit("status", state="pending", source="pipeline", message="freezing the kernel's environment")
+            log.emit("status", state="pending", stage="freezing", source="pipeline",
+                     message="freezing the kernel's environment")  # fmt: skip
             env = freeze(interpreter, run.env_dir, env_allowlist=self.env_allowlist)
             record.lock_hash = env.content_hash
             record.env = dict(env.lock.get("env") or {})
@@ -210,7 +147,8 @@ class Pipeline:
         from ..image import ImageBuilder
 
         builder = self.image_builder or ImageBuilder()
-        log.emit("status", state="pending", source="pipeline", message="building or finding the environment image")
+        log.emit("status", state="pending", stage="building", source="pipeline",
+                 message="building or finding the environment image")  # fmt: skip
         with open(run.build_log, "a", encoding="utf-8") as build_log:
 
             def on_line(line: str) -> None:
@@ -219,7 +157,9 @@ class Pipeline:
                 self.on_line(line)
 
             def on_stage(stage: str) -> None:
-                log.emit("status", state="pending", source="pipeline", message=f"{stage} the environment image")
+                log.emit(
+                    "status", state="pending", stage=stage, source="pipeline", message=f"{stage} the environment image"
+                )
 
             ref = builder.ensure(env, interpreter, **dataclasses.asdict(options), on_line=on_line, on_stage=on_stage)
         log.emit(
@@ -237,10 +177,13 @@ class Pipeline:
         behind: the run directory goes, as if the promote had never started.
         """
         record, run = prepared.record, prepared.run
+        prepared.log.emit("status", state="pending", stage="submitting", source="pipeline",
+                          message=f"submitting to {target.display_name}")  # fmt: skip
         try:
             record.handle = await target.submit(record, run)
         except PromoteError:
-            _remove_run(run.path, prepared.created_dir)
+            if prepared.remove_on_refusal:
+                _remove_run(run.path, prepared.created_dir)
             raise
         await self.mark_submitted(prepared, target)
 
@@ -257,109 +200,13 @@ class Pipeline:
         target: Target,
         on_event: Callable[[dict[str, Any], JobView], None] | None = None,
     ) -> JobView:
-        """Follow a submitted job to its final state, keeping job.json up to date."""
-        record, run = prepared.record, prepared.run
-        tail = EventTail(str(run.events), job=record.id)
-        view = JobView()
-        ended_at: float | None = None
+        """Follow a submitted job to its final state, keeping job.json up to date; judge it when it succeeded."""
+        from .follow import follow
 
-        reported_queue: tuple[str | None, str | None] = (None, None)
-        unreachable_since: float | None = None  # the target stopped answering (an engine or controller restart)
-        written = (view.state, view.reason, 0.0)  # job.json: at once on a state change, else at most 1/s
-
-        def drain() -> None:
-            nonlocal written
-            events = tail.read()
-            for event in _set_aside(events, tail, prepared.log):
-                view.apply(event)
-                if on_event is not None:
-                    on_event(event, view)
-            now = time.monotonic()
-            if events and ((view.state, view.reason) != written[:2] or view.state.final or now - written[2] >= 1.0):
-                self._update_record(record, view, run)
-                written = (view.state, view.reason, now)
-
-        while True:
-            drain()
-            if view.state.final:
-                await self._collect(prepared, target, view, drain)
-                if view.state is JobState.SUCCEEDED:
-                    self.judge(prepared, view)
-                return view
-            try:
-                status = (await target.poll({record.id: record.handle}))[record.id]
-            except Exception as exc:  # a target that does not answer now may answer soon: retried, then settled
-                now = time.monotonic()
-                if unreachable_since is None:
-                    unreachable_since = now
-                    prepared.log.emit("alert", kind="target_unreachable", action="alert", source="pipeline",
-                                      message=f"the {target.name} target does not answer ({type(exc).__name__}: "
-                                      f"{str(exc)[:200]}); asking again")  # fmt: skip
-                elif now - unreachable_since > self.target_patience:
-                    prepared.log.emit("status", state="failed", reason="lost", source="pipeline",
-                                      message=f"the {target.name} target did not answer for "
-                                      f"{self.target_patience:.0f} s")  # fmt: skip
-                await asyncio.sleep(min(5.0, max(self.poll_interval, 1.0)))
-                continue
-            unreachable_since = None
-            if status.state is not JobState.QUEUED:
-                reported_queue = (None, None)  # so that going back to the queue is reported
-            elif (status.reason, status.message) != reported_queue:
-                reported_queue = (status.reason, status.message)
-                if view.state is JobState.RUNNING:  # a running job went back to the queue (node failure, preemption)
-                    prepared.log.emit("status", state="queued", reason="requeued", source="target",
-                                      message=f"requeued while running: {status.message or 'back in the queue'}")  # fmt: skip
-                elif status.reason not in (None, "pending"):  # why it waits: Resources, Priority, ...
-                    prepared.log.emit(
-                        "status", state="queued", reason=status.reason, message=status.message, source="target"
-                    )
-            if status.state is not None and status.state.final:
-                await asyncio.sleep(self.poll_interval)  # the runner's own final event wins if it made it
-                drain()
-                if not view.state.final:
-                    prepared.log.emit(
-                        "status",
-                        state=status.state.value,
-                        reason=status.reason,
-                        message=status.message,
-                        source="target",
-                    )
-            elif status.state is None:  # ended; its final status event should be there
-                ended_at = ended_at or time.monotonic()
-                if time.monotonic() - ended_at > FINAL_EVENT_GRACE_S:
-                    prepared.log.emit(
-                        "status",
-                        state="failed",
-                        reason="lost",
-                        message=f"the job ended (exit code {status.exit_code}) without reporting how",
-                        source="pipeline",
-                    )
-            await asyncio.sleep(self.poll_interval)
-
-    async def _collect(self, prepared: Prepared, target: Target, view: JobView, drain: Callable[[], None]) -> None:
-        """One last poll once the job reported its end: the target collects what is left (a container)
-        and may know better how it ended (an OOM kill by the container's cgroup).
-        """
-        record = prepared.record
-        if not record.handle:  # never submitted (cancelled before): nothing on the target to collect
-            return
-        deadline = time.monotonic() + FINAL_EVENT_GRACE_S * 6
-        status: TargetStatus | None = None
-        while time.monotonic() < deadline:
-            try:
-                status = (await target.poll({record.id: record.handle}))[record.id]
-            except Exception:  # not answering (an engine restarting): asked again until the deadline
-                status = None
-            if status is not None and status.state is not JobState.RUNNING:  # else: the runner is exiting
-                break
-            await asyncio.sleep(max(self.poll_interval, 0.5) if status is None else self.poll_interval)
-        if status is None:  # the job has ended as its events say; what is left on the target stays there
-            return
-        if status.overrides and status.state is not None and (status.state, status.reason) != (view.state, view.reason):
-            prepared.log.emit(
-                "status", state=status.state.value, reason=status.reason, message=status.message, source="target"
-            )
-            drain()
+        view = await follow(prepared, target, on_event, self.poll_interval, self.target_patience)
+        if view.state is JobState.SUCCEEDED:
+            self.judge(prepared, view)
+        return view
 
     def judge(self, prepared: Prepared, view: JobView) -> dict[str, Any] | None:
         """Parity of a succeeded job with its source notebook's baseline: parity.json, parity.txt and
@@ -398,8 +245,3 @@ class Pipeline:
 
     async def cancel(self, prepared: Prepared, target: Target) -> None:
         await target.cancel(prepared.record.handle)
-
-    @staticmethod
-    def _update_record(record: JobRecord, view: JobView, run: RunDir) -> None:
-        view.update(record)
-        run.write(record)

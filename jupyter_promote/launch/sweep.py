@@ -1,13 +1,13 @@
-"""Batch reruns: one notebook, N parameter sets, one sweep directory.
+"""Groups of jobs, the same at both doors: one notebook, N parameter sets, one group directory.
 
-The kernel is frozen once, the job notebook written once (and the image built once); each task gets its
-own run directory ``tasks/INDEX`` (job.json with its parameters, events, log, output notebook) whose
-``job.ipynb`` and ``env`` are links to the shared ones, so preparing 100 tasks costs milliseconds.
-Targets that can take them all at once (Slurm: one job array, ``Target.submit_array``) get one
-submission; the others get the tasks one by one, at most ``max_parallel`` running.
-
-sweep.json (in the sweep directory) says which tasks there are; ``summarise`` folds their records into
-counts by state and the best and worst value of each reported metric.
+A sweep (a grid or a list of sets) and replicas (identical runs per seed) freeze the kernel once, write
+the job notebook once (and build the image once); each task gets its own run directory ``tasks/INDEX``
+(job.json with its parameters, events, log, output notebook) whose ``job.ipynb`` and ``env`` link to the
+shared ones, so preparing 100 tasks costs milliseconds. Targets that take them all at once (Slurm: one
+job array, ``Target.submit_array``) get one submission; the others get the tasks one by one, at most
+``max_parallel`` running. A contention group runs the job alone (``isolated``), then beside a stress
+workload (``contended``). ``sweep.json`` in the group directory says which tasks there are;
+:func:`jupyter_promote.analysis.spread.summarise` reads a group's spread from it.
 """
 
 from __future__ import annotations
@@ -17,22 +17,22 @@ import dataclasses
 import json
 import os
 import shutil
-import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..analysis.spread import SWEEP_FILE
 from ..errors import PromoteError, UsageError
 from ..events import JobView
 from ..models import JobRecord
 from ..rundir import RunDir
-from ..runtime.events import EventLog, read_events
+from ..runtime.events import EventLog
 from ..targets import Target
-from .pipeline import Pipeline, Prepared, PromoteRequest, new_job_id
-
-SWEEP_FILE = "sweep.json"
+from .lifecycle import JobLifecycle
+from .pipeline import Pipeline, Prepared
+from .request import GroupRequest, PromoteRequest, default_run_dir, new_group_id, new_job_id
 
 
 @dataclass
@@ -41,24 +41,37 @@ class PreparedSweep:
     path: Path
     tasks: list[Prepared]
     max_parallel: int | None
+    kind: str = "grid"
+
+
+def group_dir(runs_dir: str, request: PromoteRequest, group_id: str, kind: str) -> Path:
+    """The group's directory: ``--out``, or a new one under the runs directory; it must be new or empty."""
+    name = "contention" if kind == "contention" else "sweep"
+    path = Path(request.out) if request.out else default_run_dir(runs_dir, request.notebook, group_id[1:], name)
+    if path.exists() and (not path.is_dir() or any(path.iterdir())):
+        raise UsageError(f"--out {path}: already exists and is not empty", subject=str(path), field="out")
+    return path
 
 
 def prepare_sweep(
-    pipeline: Pipeline, request: PromoteRequest, sets: list[dict[str, Any]], max_parallel: int | None
+    pipeline: Pipeline,
+    request: PromoteRequest,
+    group: GroupRequest,
+    max_parallel: int | None,
+    ids: list[str] | None = None,
+    group_id: str | None = None,
 ) -> PreparedSweep:
-    """Freeze and convert once (task 0 is prepared the normal way), then lay out the other tasks beside it."""
-    sweep_id = "s" + new_job_id()
-    stem = Path(request.notebook).stem.replace(" ", "_")
-    path = (
-        Path(request.out)
-        if request.out
-        else Path(pipeline.runs_dir) / f"{stem}-sweep-{time.strftime('%Y%m%d-%H%M%S')}-{sweep_id[1:7]}"
-    )
-    if path.exists() and (not path.is_dir() or any(path.iterdir())):
-        raise UsageError(f"--out {path}: already exists and is not empty", subject=str(path))
+    """Freeze and convert once (task 0 is prepared the normal way), then lay out the other tasks beside it.
+
+    ``ids`` and ``group_id`` are given when the caller announced them before preparing (the server).
+    """
+    sets, kind = group.sets, group.kind
+    group_id = group_id or new_group_id()
+    ids = ids or [new_job_id() for _ in sets]
+    path = group_dir(pipeline.runs_dir, request, group_id, kind)
     size = len(sets)
     first = dataclasses.replace(request, out=str(path / "tasks" / "0"), parameters={**request.parameters, **sets[0]},
-                                sweep={"id": sweep_id, "index": 0, "size": size})  # fmt: skip
+                                job_id=ids[0], sweep={"id": group_id, "index": 0, "size": size, "kind": kind})  # fmt: skip
     try:
         head = pipeline.prepare(first)
         path.chmod(0o700)  # the sweep's shared lock and job notebook, like each task's run directory
@@ -66,165 +79,86 @@ def prepare_sweep(
         for name in ("env", "job.ipynb"):
             os.replace(head.run.path / name, path / name)
             os.symlink(os.path.join("..", "..", name), head.run.path / name)
+        head.remove_on_refusal = False  # a task the target refuses stays, failed, in its group
         tasks = [head]
         for index in range(1, size):
-            tasks.append(_task(path, head.record, index, {**request.parameters, **sets[index]}, size, sweep_id))
-        _write_sweep(path, sweep_id, request, tasks, max_parallel)
+            sweep = {"id": group_id, "index": index, "size": size, "kind": kind}
+            tasks.append(_task(path, head.record, ids[index], {**request.parameters, **sets[index]}, sweep))
+        write_group_file(
+            path, group_id, kind, request, [(t.record.id, t.record.parameters) for t in tasks], max_parallel
+        )
     except BaseException:
         shutil.rmtree(path, ignore_errors=True)
         raise
-    return PreparedSweep(sweep_id, path, tasks, max_parallel)
+    return PreparedSweep(group_id, path, tasks, max_parallel, kind)
 
 
-def _task(
-    path: Path, template: JobRecord, index: int, parameters: dict[str, Any], size: int, sweep_id: str
-) -> Prepared:
-    run = RunDir(path / "tasks" / str(index))
+def _task(path: Path, template: JobRecord, job_id: str, parameters: dict[str, Any], sweep: dict[str, Any]) -> Prepared:
+    run = RunDir(path / "tasks" / str(sweep["index"]))
     run.path.mkdir(parents=True)
     for name in ("env", "job.ipynb"):
         os.symlink(os.path.join("..", "..", name), run.path / name)
-    record = dataclasses.replace(template, id=new_job_id(), parameters=parameters, created_at=round(time.time(), 3),
-                                 sweep={"id": sweep_id, "index": index, "size": size}, handle={})  # fmt: skip
+    record = dataclasses.replace(template, id=job_id, parameters=parameters, created_at=round(time.time(), 3),
+                                 sweep=sweep, handle={})  # fmt: skip
     run.write(record)
     log = EventLog(str(run.events), record.id)
-    log.emit("status", state="pending", source="pipeline", message=f"task {index} of sweep {sweep_id}")
-    return Prepared(record, run, None, True, log)  # type: ignore[arg-type]
+    log.emit("status", state="pending", source="pipeline", message=f"task {sweep['index']} of sweep {sweep['id']}")
+    return Prepared(record, run, None, True, log, remove_on_refusal=False)  # type: ignore[arg-type]
 
 
-def _write_sweep(
-    path: Path, sweep_id: str, request: PromoteRequest, tasks: list[Prepared], max_parallel: int | None
+def write_group_file(
+    path: Path,
+    group_id: str,
+    kind: str,
+    request: PromoteRequest,
+    jobs: list[tuple[str, dict[str, Any]]],
+    max_parallel: int | None,
+    dirs: tuple[str, ...] | None = None,
 ) -> None:
-    data = {
-        "id": sweep_id, "notebook": os.path.abspath(request.notebook), "target": request.target,
-        "max_parallel": max_parallel, "created_at": round(time.time(), 3),
-        "tasks": [{"index": i, "job": t.record.id, "parameters": t.record.parameters} for i, t in enumerate(tasks)],
-    }  # fmt: skip
+    """``sweep.json``: the group's jobs (id, parameters) and, when not ``tasks/INDEX``, their directories."""
+    tasks = [{"index": i, "job": job_id, "parameters": parameters, **({"dir": dirs[i]} if dirs else {})}
+             for i, (job_id, parameters) in enumerate(jobs)]  # fmt: skip
+    data = {"id": group_id, "kind": kind, "notebook": os.path.abspath(request.notebook), "target": request.target,
+            "max_parallel": max_parallel, "created_at": round(time.time(), 3), "tasks": tasks}  # fmt: skip
+    path.mkdir(parents=True, exist_ok=True)
     (path / SWEEP_FILE).write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
 
 
-async def submit_sweep(pipeline: Pipeline, sweep: PreparedSweep, target: Target) -> bool:
-    """Submit every task at once when the target takes arrays; returns whether it did (else the tasks are
-    submitted one by one by :func:`run_sweep`).
-    """
-    handles = await target.submit_array([t.record for t in sweep.tasks], [t.run for t in sweep.tasks], sweep.path,
-                                        sweep.max_parallel)  # fmt: skip
-    if handles is None:
-        return False
-    for task, handle in zip(sweep.tasks, handles, strict=True):
-        task.record.handle = handle
-        await pipeline.mark_submitted(task, target)
-    return True
-
-
 async def run_sweep(
-    pipeline: Pipeline,
     sweep: PreparedSweep,
+    jobs: list[JobLifecycle],
     target: Target,
     on_done: Callable[[Prepared, JobView], None] = lambda task, view: None,
 ) -> list[JobView]:
-    """Submit (an array, or one by one within ``max_parallel``) and follow every task to its end."""
-    if await submit_sweep(pipeline, sweep, target):
+    """Submit (one array, or one by one within ``max_parallel``) and follow every task to its end.
 
-        async def follow(task: Prepared) -> JobView:
-            view = await pipeline.follow(task, target)
-            on_done(task, view)
+    ``jobs`` holds one lifecycle per task, its prepared task set: each can be cancelled on its own.
+    """
+    live = [job for job in jobs if not job.cancel_requested]
+    handles = None
+    if live:
+        handles = await target.submit_array([j.task.record for j in live], [j.task.run for j in live],
+                                            sweep.path, sweep.max_parallel)  # fmt: skip
+    if handles is not None:
+        for job, handle in zip(live, handles, strict=True):
+            job.task.record.handle = handle
+            await job.pipeline.mark_submitted(job.task, target)
+
+        async def follow(job: JobLifecycle) -> JobView:
+            view = await job.start(submitted=job in live)
+            on_done(job.task, view)
             return view
 
-        return list(await asyncio.gather(*(follow(t) for t in sweep.tasks)))
-    slots = asyncio.Semaphore(sweep.max_parallel or len(sweep.tasks))
+        return list(await asyncio.gather(*(follow(j) for j in jobs)))
+    slots = asyncio.Semaphore(sweep.max_parallel or len(jobs))
 
-    async def one(task: Prepared) -> JobView:
+    async def one(job: JobLifecycle) -> JobView:
         async with slots:
             try:
-                task.record.handle = await target.submit(task.record, task.run)
+                view = await job.start()
             except PromoteError as exc:  # refused: this task fails, the others go on
-                view = _refused(task, exc)
-            else:
-                await pipeline.mark_submitted(task, target)
-                view = await pipeline.follow(task, target)
-        on_done(task, view)
+                view = await job.refused(exc)
+        on_done(job.task, view)
         return view
 
-    return list(await asyncio.gather(*(one(t) for t in sweep.tasks)))
-
-
-def _refused(task: Prepared, exc: PromoteError) -> JobView:
-    task.log.emit("status", state="failed", reason="refused", message=str(exc), source="pipeline")
-    view = JobView()
-    for event in read_events(str(task.run.events)):
-        view.apply(event)
-    record = task.record
-    record.state, record.reason, record.message, record.finished_at = (
-        view.state,
-        view.reason,
-        view.message,
-        view.finished_at,
-    )
-    task.run.write(record)
-    return view
-
-
-def _seed_and_replica_spread(vals: list[tuple[float, int, dict[str, Any]]]) -> dict[str, float]:
-    """When tasks repeat seeds (``run --replicas N --seeds ...``): the spread of the per-seed means (the
-    seed's share) apart from the mean spread within one seed (the replicas': hardware, scheduling).
-    """
-    from ..analysis.parity import by_seed
-
-    seeds = by_seed((parameters, value) for value, _, parameters in vals)
-    if len(seeds) < 2 and all(len(v) < 2 for v in seeds.values()):
-        return {}
-    means = [statistics.fmean(v) for v in seeds.values()]
-    return {"seed_std": statistics.pstdev(means) if len(means) > 1 else 0.0,
-            "replica_std": statistics.fmean(statistics.pstdev(v) for v in seeds.values())}  # fmt: skip
-
-
-def read_sweep(path: Path) -> dict[str, Any]:
-    return json.loads((path / SWEEP_FILE).read_text())
-
-
-def summarise(path: Path) -> dict[str, Any]:
-    """Counts by state and, for each reported metric, the best and worst task (lowest/highest value)."""
-    sweep = read_sweep(path)
-    counts: dict[str, int] = {}
-    metrics: dict[str, list[tuple[float, int, dict[str, Any]]]] = {}
-    tasks = []
-    for task in sweep["tasks"]:
-        run = RunDir(path / "tasks" / str(task["index"]))
-        record = run.read() if run.exists() else None
-        state = record.state.value if record else "missing"
-        counts[state] = counts.get(state, 0) + 1
-        tasks.append({"index": task["index"], "job": task["job"], "state": state, "parameters": task["parameters"],
-                      "reason": record.reason if record else None, "metrics": record.metrics if record else {}})  # fmt: skip
-        for name, value in (record.metrics if record else {}).items():
-            if isinstance(value, (int, float)) and not isinstance(value, bool):
-                metrics.setdefault(name, []).append((float(value), task["index"], task["parameters"]))
-    extremes = {
-        name: {"min": {"value": min(vals)[0], "index": min(vals)[1], "parameters": min(vals)[2]},
-               "max": {"value": max(vals)[0], "index": max(vals)[1], "parameters": max(vals)[2]}, "tasks": len(vals),
-               "mean": statistics.fmean(v for v, _, _ in vals), "std": statistics.pstdev(v for v, _, _ in vals),
-               **_seed_and_replica_spread(vals)}
-        for name, vals in metrics.items()
-    }  # fmt: skip
-    return {"id": sweep["id"], "notebook": sweep["notebook"], "target": sweep["target"], "size": len(sweep["tasks"]),
-            "states": counts, "metrics": extremes, "tasks": tasks, "replicas": _replica_agreement(path, tasks)}  # fmt: skip
-
-
-def _replica_agreement(path: Path, tasks: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """For each set of identical tasks (the same parameters: ``run --replicas N``) that succeeded: whether
-    their reported metrics agree bit for bit, and if not, the first report (step) where they diverge."""
-    from ..analysis.parity import first_divergence
-
-    groups: dict[str, list[dict[str, Any]]] = {}
-    for task in tasks:
-        if task["state"] == "succeeded":
-            groups.setdefault(json.dumps(task["parameters"], sort_keys=True), []).append(task)
-    found = []
-    for key, group in groups.items():
-        if len(group) < 2:
-            continue
-        reports = [[e.get("metrics") or {} for e in read_events(str(path / "tasks" / str(t["index"]) / "events.jsonl"))
-                    if e["type"] == "metric"] for t in group]  # fmt: skip
-        divergence = first_divergence(reports)
-        found.append({"parameters": json.loads(key), "tasks": [t["index"] for t in group],
-                      "identical": divergence is None, "first_divergence": divergence})  # fmt: skip
-    return found
+    return list(await asyncio.gather(*(one(j) for j in jobs)))

@@ -17,6 +17,17 @@ from typing import Any
 
 EVENT_TYPES = ("status", "image", "cell", "heartbeat", "step", "metric", "gpu", "alert", "artifacts")
 _TAIL_BYTES = 65536
+#: The stages a person sees on a job's timeline. A ``status`` event says which one it starts in ``stage``
+#: (pending ones name theirs: freezing, building, pushing, submitting); clients never read a message for it.
+STAGES = ("freezing", "building", "pushing", "submitting", "queued", "running", "finished")
+_FINAL_STATES = ("succeeded", "failed", "cancelled")
+
+
+def stage_of_state(state: str) -> str | None:
+    """The stage a status event of ``state`` starts when it names none (pending continues the current one)."""
+    if state in _FINAL_STATES:
+        return "finished"
+    return state if state in ("queued", "running") else None
 
 
 class EventLog:
@@ -43,6 +54,10 @@ class EventLog:
         """Append one event and return it, with its ``seq``."""
         if type not in EVENT_TYPES:
             raise ValueError(f"unknown event type {type!r}")
+        if type == "status" and "stage" not in fields:
+            stage = stage_of_state(str(fields.get("state")))
+            if stage is not None:
+                fields["stage"] = stage
         with self._lock, open(self.path, "a+b") as f:
             fcntl.flock(f, fcntl.LOCK_EX)
             try:

@@ -17,7 +17,7 @@ from .routes import setup_route_handlers
 from .store import event_text
 
 JOB_EVENTS_SCHEMA = "https://events.jupyter.org/jupyter_promote/job_events/v1"
-_SCHEMA_FILE = Path(__file__).parent / "events" / "schemas" / "job_events.yaml"
+_SCHEMA_FILE = Path(__file__).parent.parent / "events" / "schemas" / "job_events.yaml"
 
 
 class PromoteExtension(ExtensionApp):
@@ -37,7 +37,7 @@ class PromoteExtension(ExtensionApp):
         return os.path.join(jupyter_data_dir(), "promote", "jobs.sqlite")
 
     def initialize_settings(self) -> None:
-        from ..targets import target_class
+        from ..launch.launcher import Launcher
         from .manager import JobManager
         from .store import JobStore, ServerLease
 
@@ -45,17 +45,7 @@ class PromoteExtension(ExtensionApp):
         self._server.event_logger.register_event_schema(_SCHEMA_FILE)
         self.store = JobStore(self.store_path)
         self.lease = ServerLease(self.store_path)
-        self.jobs = JobManager(
-            self.store,
-            runs_dir=settings.runs_dir,
-            env_allowlist=tuple(settings.env_allowlist),
-            poll_interval=settings.poll_interval,
-            make_target=lambda name: target_class(name)(config=self.config),
-            publish=self._publish,
-            config=self.config,
-            parity_tolerance=settings.parity_tolerance,
-            lease=self.lease,
-        )
+        self.jobs = JobManager(self.store, Launcher(settings, self.config), publish=self._publish, lease=self.lease)
         self.settings.update({"jupyter_promote_settings": settings, "jupyter_promote_jobs": self.jobs})
         # a server embedded in a running loop (tests, some launchers) never calls the start hook
         with contextlib.suppress(RuntimeError):

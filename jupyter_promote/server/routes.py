@@ -13,6 +13,7 @@ import json
 import math
 import os
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
@@ -23,15 +24,10 @@ from jupyter_server.utils import url_path_join
 
 from ..errors import ForbiddenPath, PromoteError, UsageError
 from ..freeze import environment_card, read_lock
+from ..launch.launcher import check_kernel
 from ..targets import load_target_classes
-from .manager import (
-    JobManager,
-    confine,
-    kernel_from_payload,
-    relative_to_root,
-    request_from_payload,
-    sweep_from_payload,
-)
+from .manager import JobManager
+from .payload import confine, relative_to_root, request_from_payload
 
 AUTH_RESOURCE = "jupyter_promote"
 MAX_PAGE = 200
@@ -39,7 +35,7 @@ MAX_INTEGER = 2**63 - 1  # SQLite's INTEGER: a larger offset or seq is refused, 
 
 
 def maps_errors(method: Callable[..., Awaitable[None]]) -> Callable[..., Awaitable[None]]:
-    """PromoteError -> its HTTP status with ``{"message", "subject"}``; never a 500 for a user's mistake."""
+    """PromoteError -> its HTTP status with ``{"message", "subject", "field"}``; never a 500 for a user's mistake."""
 
     @functools.wraps(method)
     async def wrapper(self: PromoteHandler, *args: Any, **kwargs: Any) -> None:
@@ -47,7 +43,7 @@ def maps_errors(method: Callable[..., Awaitable[None]]) -> Callable[..., Awaitab
             await method(self, *args, **kwargs)
         except PromoteError as exc:
             self.set_status(exc.http_status)
-            self.finish(json.dumps({"message": exc.message, "subject": exc.subject}))
+            self.finish(json.dumps(exc.to_json()))
 
     return wrapper
 
@@ -155,14 +151,29 @@ class JobsHandler(PromoteHandler):
     async def post(self) -> None:
         settings = self.settings["jupyter_promote_settings"]
         body = self.body()
-        request = request_from_payload(body, self.notebook_argument, settings)
-        sets, max_parallel = sweep_from_payload(body)
-        self.set_status(202)
-        if sets is None:
-            self.finish(json.dumps({"id": await self.manager.submit(request)}))
+        request, group = request_from_payload(body, self.notebook_argument, settings)
+        if group is None:
+            job_id = await self.manager.submit(request)
+            self.set_status(202)
+            self.finish(json.dumps({"id": job_id}))
             return
-        sweep_id, ids = await self.manager.submit_sweep(request, sets, max_parallel)
-        self.finish(json.dumps({"id": ids[0], "sweep": sweep_id, "ids": ids}))
+        group_id, ids = await self.manager.submit_group(request, group)
+        self.set_status(202)
+        self.finish(json.dumps({"id": ids[0], "sweep": group_id, "ids": ids, "kind": group.kind}))
+
+
+class SweepHandler(PromoteHandler):
+    """A group's summary: counts by state, each metric's spread, replicas' agreement, contention."""
+
+    @tornado.web.authenticated
+    @authorized
+    @maps_errors
+    async def get(self, sweep_id: str) -> None:
+        from ..analysis.spread import summarise
+
+        path = self.manager.group_dir(sweep_id)
+        summary = await asyncio.to_thread(summarise, Path(path))
+        self.finish(json.dumps(summary, default=str))
 
 
 class JobHandler(PromoteHandler):
@@ -219,10 +230,11 @@ class FreezeHandler(PromoteHandler):
         if not isinstance(body, dict):
             raise UsageError("body: must be a JSON object", subject="body")
         notebook = self.notebook_argument(body.get("notebook"))
-        kernel = kernel_from_payload(body)
+        kernel = body.get("kernel")
+        check_kernel(kernel)
         gpus = body.get("gpus")
         if gpus is not None and (isinstance(gpus, bool) or not isinstance(gpus, int) or gpus < 0):
-            raise UsageError("gpus: must be a whole number of at least 0", subject="gpus")
+            raise UsageError("gpus: must be a whole number of at least 0", subject="gpus", field="gpus")
         preview = await self.manager.preview_async(notebook, kernel, gpus)
         self.finish(json.dumps(preview))
 
@@ -318,6 +330,7 @@ def setup_route_handlers(web_app: Any) -> None:
             (url_path_join(base, "jobs", job, "rerun"), RerunHandler),
             (url_path_join(base, "jobs", job, "events"), EventsHandler),
             (url_path_join(base, "freeze"), FreezeHandler),
+            (url_path_join(base, "sweeps", r"(?P<sweep_id>s[0-9a-f]{12})"), SweepHandler),
             (url_path_join(base, "jobs", job, "logs"), LogsHandler),
             (url_path_join(base, "jobs", job, "output"), OutputHandler),
             (url_path_join(base, "jobs", job, "artifacts", "(?P<path>.+)"), ArtifactHandler),

@@ -1,0 +1,213 @@
+"""What the command line shows of notebooks and jobs: ``check``, ``compare``, ``status`` and ``logs``."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..errors import EXIT_OK, EXIT_PARITY_FAILED, JobNotFound, UsageError
+from ..models import JobState
+from .signals import say
+
+
+def notebook_findings(notebook: str, gpus: int | None, app: Any) -> list[Any]:
+    """The pre-flight findings of a saved notebook (for ``check`` and before ``run``/``sweep``)."""
+    import nbformat
+
+    from ..job.notebook import read_notebook
+    from ..preflight import check_notebook
+
+    nb = nbformat.from_dict(read_notebook(os.path.abspath(notebook)))
+    return check_notebook(nb, gpus=gpus, env_allowlist=app.settings.env_allowlist)
+
+
+def cmd_check(args: argparse.Namespace, app: Any) -> int:
+    """``jupyter promote check NOTEBOOK``: exit 0 when there is nothing to report, 1 when there is."""
+    from ..preflight import format_findings
+
+    findings = notebook_findings(args.notebook, args.gpus, app)
+    if args.json:
+        print(json.dumps([f.to_json() for f in findings], indent=2))
+    elif findings:
+        for line in format_findings(findings):
+            print(line)
+        print(f"{args.notebook}: {len(findings)} finding(s); the job runs the notebook top to bottom in a fresh kernel")
+    else:
+        print(f"{args.notebook}: nothing to report")
+    return 1 if findings else EXIT_OK
+
+
+def cmd_compare(args: argparse.Namespace, app: Any) -> int:
+    import tempfile
+
+    from ..analysis import parity
+    from ..events import JobView
+    from ..freeze import LOCK_FILE, freeze, kernel_interpreter, read_lock
+    from ..job.notebook import kernel_of, read_notebook
+    from ..runtime.events import read_events
+
+    nb = read_notebook(args.notebook)
+    runs = []
+    for path in args.runs:
+        run = Path(path)
+        if not (run / "job.json").is_file() or not (run / "env" / LOCK_FILE).is_file():
+            raise UsageError(f"{path}: not a run directory (no job.json and env/{LOCK_FILE})", subject=path)
+        runs.append(run)
+    # the notebook kernel's environment as it is now, against the one each run was made from
+    with tempfile.TemporaryDirectory(prefix="promote-compare-") as tmp:
+        env = freeze(kernel_interpreter(kernel_of(nb, args.notebook)), os.path.join(tmp, "env"),
+                     env_allowlist=tuple(app.settings.env_allowlist))  # fmt: skip
+        notebook_lock = env.lock
+    failed = False
+    results = []
+    for run in runs:
+        view = JobView().fold(read_events(str(run / "events.jsonl")))
+        job_lock = parity.job_environment(run, read_lock(run / "env") or {})
+        result = parity.judge(nb, dict(view.metrics), notebook_lock, job_lock, app.settings.parity_tolerance)
+        text = parity.write(run, result, f"{run.name} against {os.path.basename(args.notebook)}")
+        failed |= result["verdict"] != "pass"
+        results.append({"run": str(run), **result})
+        if not args.json:
+            print(text, end="")
+    if args.json:
+        print(json.dumps(results, indent=2, sort_keys=True))
+    return EXIT_PARITY_FAILED if failed else EXIT_OK
+
+
+def print_sweep(summary: dict[str, Any], say: Callable[[str], None] = say) -> None:
+    states = ", ".join(f"{n} {s}" for s, n in sorted(summary["states"].items()))
+    say(f"sweep {summary['id']}: {summary['size']} tasks: {states}")
+    for name, ends in sorted(summary["metrics"].items()):
+        low, high = ends["min"], ends["max"]
+        say(f"  {name}: min {low['value']:g} (task {low['index']}), max {high['value']:g} (task {high['index']}), "
+            f"std {ends['std']:.3g} over {ends['tasks']} tasks")  # fmt: skip
+        if "seed_std" in ends:
+            say(
+                f"    spread from the seed {ends['seed_std']:.3g}; between replicas of one seed {ends['replica_std']:.3g}"
+            )
+    for group in summary.get("replicas", []):
+        tasks = ", ".join(str(i) for i in group["tasks"])
+        where = group["first_divergence"]
+        if where is None:
+            say(f"  replicas {tasks}: identical, bit for bit, in every report")
+        else:
+            values = ", ".join(repr(v) for v in where["values"])
+            say(f"  replicas {tasks}: first diverge at step {where['step']} (report {where['report']}): "
+                f"{where['metric'] or where.get('problem')} = {values}")  # fmt: skip
+
+
+def find_run(job: str, runs_dir: str) -> Any:
+    from ..rundir import RunDir
+
+    if os.path.isdir(job):
+        return RunDir(job)
+    root = Path(runs_dir)
+    if root.is_dir():
+        for candidate in sorted(root.iterdir()):
+            if candidate.name.endswith(f"-{job[:6]}") and (candidate / "job.json").is_file():
+                run = RunDir(candidate)
+                if run.read().id.startswith(job):
+                    return run
+    raise JobNotFound(f"{job}: no such run directory or job id (looked in {runs_dir})", subject=job)
+
+
+def reconcile(run: Any, app: Any) -> Any:
+    """job.json brought up to date with the job's events and, when still unfinished, its target."""
+    from ..events import JobView
+    from ..runtime.events import EventLog, read_events
+    from ..targets import target_class
+
+    record = run.read()
+    view = JobView().fold(read_events(str(run.events)))
+    if not view.state.final and record.handle:
+        target = target_class(record.target)(config=app.config)
+        status = asyncio.run(target.poll({record.id: record.handle}))[record.id]
+        if status.state is None or status.state.final:
+            EventLog(str(run.events), record.id).emit(
+                "status",
+                state=(status.state or JobState.FAILED).value,
+                reason=status.reason or "lost",
+                message=status.message or "the job is gone and never reported how it ended",
+                source="status",
+            )
+            view = JobView().fold(read_events(str(run.events)))
+    if view.seq:
+        view.update(record)
+        run.write(record)
+    return record, view
+
+
+def cmd_status(args: argparse.Namespace, app: Any) -> int:
+    from ..rundir import RunDir
+
+    if args.job is None:
+        root = Path(app.settings.runs_dir)
+        runs = [RunDir(p) for p in sorted(root.iterdir())] if root.is_dir() else []
+        rows = [reconcile(r, app)[0] for r in runs if r.exists()]
+        if args.json:
+            print(json.dumps([r.to_json() for r in rows], indent=2, sort_keys=True))
+        else:
+            for r in rows[-20:]:
+                started = time.strftime("%Y-%m-%d %H:%M", time.localtime(r.created_at))
+                print(
+                    f"{r.id}  {r.state.value:<10} {r.reason or '':<8} {r.target:<8} {started}  {os.path.basename(r.notebook)}"
+                )
+        return EXIT_OK
+    if os.path.isfile(os.path.join(args.job, "sweep.json")):
+        from ..analysis.spread import summarise
+
+        summary = summarise(Path(args.job))
+        if args.json:
+            print(json.dumps(summary, indent=2, sort_keys=True))
+        else:
+            print_sweep(summary, print)
+        return EXIT_OK
+    run = find_run(args.job, app.settings.runs_dir)
+    record, view = reconcile(run, app)
+    if args.json:
+        print(json.dumps(record.to_json(), indent=2, sort_keys=True))
+        return EXIT_OK
+    print(f"job {record.id}: {view.progress_line()}")
+    print(f"  notebook: {record.notebook}")
+    print(f"  target:   {record.target}")
+    if record.message:
+        print(f"  message:  {record.message}")
+    for alert in view.alerts:
+        print(f"  ! {alert['kind']}: {alert['message']}")
+    if view.metrics:
+        print("  metrics:  " + ", ".join(f"{k}={v}" for k, v in view.metrics.items()))
+    if record.artifacts:
+        print(f"  artifacts ({len(record.artifacts)}, in {run.work_dir}):")
+        for item in record.artifacts:
+            print(f"    {item['path']}  {item['size']} bytes")
+    return EXIT_OK
+
+
+def cmd_logs(args: argparse.Namespace, app: Any) -> int:
+    from ..events import JobView
+    from ..runtime.events import read_events
+
+    run = find_run(args.job, app.settings.runs_dir)
+    offset = 0
+    while True:
+        try:
+            with open(run.log, "rb") as f:
+                f.seek(offset)
+                data = f.read()
+        except FileNotFoundError:
+            data = b""
+        offset += len(data)
+        sys.stdout.write(data.decode("utf-8", "replace"))
+        sys.stdout.flush()
+        if not args.follow or JobView().fold(read_events(str(run.events))).state.final:
+            if args.follow and data:
+                continue
+            return EXIT_OK
+        time.sleep(0.5)

@@ -1,0 +1,168 @@
+"""Following a submitted job: its events folded as they come, its target polled, its end settled.
+
+The runner's own events say how a job went; the target is asked too, for what the runner cannot say
+(a job still queued and why, a job requeued, killed by the scheduler, or gone without a word). Lines
+that cannot be folded are set aside and reported once as ``bad_event`` alerts, never fatal.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import Callable
+from typing import Any
+
+from ..events import JobView, problem
+from ..models import JobState
+from ..runtime.events import EventLog, EventTail
+from ..targets import Target
+from ..targets.base import TargetStatus
+from .pipeline import Prepared
+
+#: Seconds a target may not answer before its jobs are settled as lost (``PROMOTE_TARGET_PATIENCE`` overrides).
+TARGET_PATIENCE_S = float(os.environ.get("PROMOTE_TARGET_PATIENCE", "600"))
+#: Seconds a target may report a job as ended before its final event must be in the log.
+FINAL_EVENT_GRACE_S = 5.0
+
+
+def _set_aside(events: list[dict[str, Any]], tail: EventTail, log: EventLog) -> list[dict[str, Any]]:
+    """The events that can be folded; each one that cannot (another writer's line, an unknown type or state)
+    is set aside and reported as an alert in the job's own log, never fatal."""
+    bad = [(e, "not this job's (another writer's line)") for e in tail.foreign]
+    tail.foreign.clear()
+    good = []
+    for event in events:
+        why = problem(event)
+        if why is None:
+            good.append(event)
+        else:
+            bad.append((event, why))
+    # a job followed again (a server restart) reads its file from the start: each line is reported once
+    reported = {(e.get("set_aside_seq"), e.get("set_aside_type")) for e in good
+                if e["type"] == "alert" and e.get("kind") == "bad_event"}  # fmt: skip
+    for event, why in bad:
+        seq, kind = (repr(event.get(k))[:40] for k in ("seq", "type"))  # whatever the line held, as text
+        if (seq, kind) in reported:
+            continue
+        log.emit("alert", kind="bad_event", action="alert", source="pipeline", set_aside_seq=seq, set_aside_type=kind,
+                 message=f"an event was set aside: {why} (seq {seq}, type {kind})")  # fmt: skip
+    return good
+
+
+async def follow(
+    prepared: Prepared,
+    target: Target,
+    on_event: Callable[[dict[str, Any], JobView], None] | None = None,
+    poll_interval: float = 0.1,
+    patience: float = TARGET_PATIENCE_S,
+) -> JobView:
+    """Follow a submitted job to its final state, keeping job.json up to date.
+
+    Polls the target every ``poll_interval`` seconds; a target that does not answer for ``patience``
+    seconds settles the job as lost. The runner's own final event wins over what the target says.
+    """
+    record, run = prepared.record, prepared.run
+    tail = EventTail(str(run.events), job=record.id)
+    view = JobView()
+    ended_at: float | None = None
+
+    reported_queue: tuple[str | None, str | None] = (None, None)
+    unreachable_since: float | None = None  # the target stopped answering (an engine or controller restart)
+    written = (view.state, view.reason, 0.0)  # job.json: at once on a state change, else at most 1/s
+
+    def drain() -> None:
+        nonlocal written
+        events = tail.read()
+        for event in _set_aside(events, tail, prepared.log):
+            view.apply(event)
+            if on_event is not None:
+                on_event(event, view)
+        now = time.monotonic()
+        if events and ((view.state, view.reason) != written[:2] or view.state.final or now - written[2] >= 1.0):
+            view.update(record)
+            run.write(record)
+            written = (view.state, view.reason, now)
+
+    while True:
+        drain()
+        if view.state.final:
+            await _collect(prepared, target, view, drain, poll_interval)
+            return view
+        try:
+            status = (await target.poll({record.id: record.handle}))[record.id]
+        except Exception as exc:  # a target that does not answer now may answer soon: retried, then settled
+            now = time.monotonic()
+            if unreachable_since is None:
+                unreachable_since = now
+                prepared.log.emit("alert", kind="target_unreachable", action="alert", source="pipeline",
+                                  message=f"the {target.name} target does not answer ({type(exc).__name__}: "
+                                  f"{str(exc)[:200]}); asking again")  # fmt: skip
+            elif now - unreachable_since > patience:
+                prepared.log.emit("status", state="failed", reason="lost", source="pipeline",
+                                  message=f"the {target.name} target did not answer for "
+                                  f"{patience:.0f} s")  # fmt: skip
+            await asyncio.sleep(min(5.0, max(poll_interval, 1.0)))
+            continue
+        unreachable_since = None
+        if status.state is not JobState.QUEUED:
+            reported_queue = (None, None)  # so that going back to the queue is reported
+        elif (status.reason, status.message) != reported_queue:
+            reported_queue = (status.reason, status.message)
+            if view.state is JobState.RUNNING:  # a running job went back to the queue (node failure, preemption)
+                prepared.log.emit("status", state="queued", reason="requeued", source="target",
+                                  message=f"requeued while running: {status.message or 'back in the queue'}")  # fmt: skip
+            elif status.reason not in (None, "pending"):  # why it waits: Resources, Priority, ...
+                prepared.log.emit(
+                    "status", state="queued", reason=status.reason, message=status.message, source="target"
+                )
+        if status.state is not None and status.state.final:
+            await asyncio.sleep(poll_interval)  # the runner's own final event wins if it made it
+            drain()
+            if not view.state.final:
+                prepared.log.emit(
+                    "status",
+                    state=status.state.value,
+                    reason=status.reason,
+                    message=status.message,
+                    source="target",
+                )
+        elif status.state is None:  # ended; its final status event should be there
+            ended_at = ended_at or time.monotonic()
+            if time.monotonic() - ended_at > FINAL_EVENT_GRACE_S:
+                prepared.log.emit(
+                    "status",
+                    state="failed",
+                    reason="lost",
+                    message=f"the job ended (exit code {status.exit_code}) without reporting how",
+                    source="pipeline",
+                )
+        await asyncio.sleep(poll_interval)
+
+
+async def _collect(
+    prepared: Prepared, target: Target, view: JobView, drain: Callable[[], None], poll_interval: float
+) -> None:
+    """One last poll once the job reported its end: the target collects what is left (a container)
+    and may know better how it ended (an OOM kill by the container's cgroup).
+    """
+    record = prepared.record
+    if not record.handle:  # never submitted (cancelled before): nothing on the target to collect
+        return
+    deadline = time.monotonic() + FINAL_EVENT_GRACE_S * 6
+    status: TargetStatus | None = None
+    while time.monotonic() < deadline:
+        try:
+            status = (await target.poll({record.id: record.handle}))[record.id]
+        except Exception:  # not answering (an engine restarting): asked again until the deadline
+            status = None
+        if status is not None and status.state is not JobState.RUNNING:  # else: the runner is exiting
+            break
+        await asyncio.sleep(max(poll_interval, 0.5) if status is None else poll_interval)
+    if status is None:  # the job has ended as its events say; what is left on the target stays there
+        return
+    if status.overrides and status.state is not None and (status.state, status.reason) != (view.state, view.reason):
+        prepared.log.emit(
+            "status", state=status.state.value, reason=status.reason, message=status.message, source="target"
+        )
+        drain()

@@ -1,0 +1,147 @@
+"""One job's life, the same at both doors: prepare -> submit -> follow -> judge, with hooks.
+
+The CLI's hooks print progress; the server's store every event and publish it to browsers. Whatever
+happens (a cancel before the job was prepared, while its target takes it, or after; a target that
+refuses it; an error while following it), the job ends in a final state written to its own event log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno
+import logging
+import time
+from typing import Any
+
+from ..errors import JobCancelled, PromoteError
+from ..events import JobView
+from ..models import JobState
+from ..rundir import RunDir
+from ..runtime.events import read_events
+from ..targets import Target
+from .pipeline import Pipeline, Prepared
+from .request import PromoteRequest
+
+log = logging.getLogger("jupyter_promote")
+
+
+class JobHooks:
+    """What a door does as a job goes; each hook does nothing here."""
+
+    def run_dir_made(self, run: RunDir) -> None:
+        """Preparing made the run directory (called from the preparing thread)."""
+
+    def prepared(self, prepared: Prepared) -> None:
+        """The environment is frozen (and the image built) and the job notebook written."""
+
+    def preparing_done(self) -> None:
+        """Preparing ended, prepared or not (called from the preparing thread)."""
+
+    def event(self, event: dict[str, Any], view: JobView) -> None:
+        """One event of the job, as followed, and the view it folds into."""
+
+    def settled(self, prepared: Prepared, view: JobView, by_error: bool) -> None:
+        """The job reached its final state (``by_error``: following it failed and the lifecycle settled it)."""
+
+
+class JobLifecycle:
+    """Runs one job to its end through a :class:`Pipeline` on a target.
+
+    ``cancel()`` works at any point: before the job is prepared nothing is made (:meth:`run` raises
+    :class:`JobCancelled`), before it is submitted it ends cancelled, and after it is cancelled on its target.
+    """
+
+    def __init__(self, pipeline: Pipeline, target: Target, hooks: JobHooks | None = None) -> None:
+        self.pipeline = pipeline
+        self.target = target
+        self.hooks = hooks or JobHooks()
+        self.prepared: Prepared | None = None
+        self.cancel_requested = False
+
+    def prepare(self, request: PromoteRequest) -> Prepared:
+        """Freeze, (build,) convert: blocking, so the CLI runs it where Ctrl-C reaches it and the server in a thread."""
+        self.pipeline.on_run_dir = self.hooks.run_dir_made
+        try:
+            self.prepared = self.pipeline.prepare(request)
+            self.hooks.prepared(self.prepared)
+        finally:
+            self.hooks.preparing_done()
+        return self.prepared
+
+    async def run(self, request: PromoteRequest) -> JobView:
+        """Prepare (in a thread), submit and follow. Raises :class:`PromoteError` when the job cannot be
+        prepared or its target refuses it (then ``self.prepared`` says which), :class:`JobCancelled` when it
+        was cancelled before it was prepared.
+        """
+        if self.cancel_requested:
+            raise JobCancelled("cancelled before it started")
+        await asyncio.to_thread(self.prepare, request)
+        return await self.start()
+
+    async def start(self, submitted: bool = False) -> JobView:
+        """Submit the prepared job (unless a job array did already) and follow it to its end."""
+        prepared = self.task
+        if self.cancel_requested and not prepared.record.handle:
+            prepared.log.emit("status", state="cancelled", reason="cancelled", message="cancelled before submit",
+                              source="pipeline")  # fmt: skip
+            return await self.follow()
+        if not submitted:
+            await self.pipeline.submit(prepared, self.target)
+            if self.cancel_requested:  # a cancel that came while the target took the job
+                await self.pipeline.cancel(prepared, self.target)
+        return await self.follow()
+
+    async def refused(self, exc: PromoteError) -> JobView:
+        """The target refused this job of a group: it fails, its record says why, the others go on."""
+        self.task.log.emit("status", state="failed", reason="refused", message=str(exc), source="pipeline")
+        return await self.follow()
+
+    async def follow(self) -> JobView:
+        """Follow to the final state; whatever breaks following, the job is settled, never left running."""
+        prepared = self.task
+        try:
+            view = await self.pipeline.follow(prepared, self.target, self.hooks.event)
+        except Exception as exc:
+            log.exception("jupyter-promote: following job %s failed", prepared.record.id)
+            view = self._settle_after_error(prepared, exc)
+            with contextlib.suppress(Exception):
+                await self.pipeline.cancel(prepared, self.target)
+            self.hooks.settled(prepared, view, True)
+            return view
+        self.hooks.settled(prepared, view, False)
+        return view
+
+    async def cancel(self) -> None:
+        """Stop the job wherever it is (idempotent)."""
+        self.cancel_requested = True
+        if self.prepared is not None and self.prepared.record.handle:
+            await self.pipeline.cancel(self.prepared, self.target)
+
+    @property
+    def task(self) -> Prepared:
+        """The prepared job (only once :meth:`prepare` ran, or a group set it)."""
+        if self.prepared is None:
+            raise RuntimeError("the job is not prepared")
+        return self.prepared
+
+    @staticmethod
+    def _settle_after_error(prepared: Prepared, exc: Exception) -> JobView:
+        """Fail a job whose following raised, through its own event log (one source of seqs)."""
+        record, run = prepared.record, prepared.run
+        reason = "error"
+        message = f"could not follow the job: {type(exc).__name__}: {exc}".splitlines()[0]
+        if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+            reason, message = "disk_full", f"the disk of the run directory {run.path} is full"
+        view = JobView()
+        try:
+            prepared.log.emit("status", state="failed", reason=reason, message=message, source="pipeline")
+            view.fold(read_events(str(run.events)))
+            view.update(record)
+            run.write(record)
+        except Exception:  # the run directory itself is unusable (a full disk): the record still says why
+            log.exception("jupyter-promote: job %s: could not write its final state", record.id)
+            view.state, view.reason, view.message = JobState.FAILED, reason, message
+            record.state, record.reason, record.message = view.state, reason, message
+            record.finished_at = round(time.time(), 3)
+        return view

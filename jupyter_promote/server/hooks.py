@@ -1,0 +1,105 @@
+"""The server's hooks on a job's lifecycle: every event stored once, in batches, and published to browsers.
+
+While a job is prepared (a freeze, an image build that takes minutes) its events are read from its run
+directory a few times a second; once it is followed, each poll's events go to the store in one
+transaction and then out on the event bus, and the record is stored at every change of state.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import TYPE_CHECKING, Any
+
+from ..events import JobView
+from ..launch.lifecycle import JobHooks
+from ..launch.pipeline import Prepared
+from ..models import JobRecord
+from ..rundir import RunDir
+from ..runtime.events import EventTail
+
+if TYPE_CHECKING:
+    from .manager import JobManager
+
+#: How often the events of a job being prepared (freeze, image build, push) are stored and published.
+PREPARE_POLL_S = 0.25
+
+
+class StoringHooks(JobHooks):
+    """Stores and publishes one job's events and record for a :class:`JobManager`."""
+
+    def __init__(self, manager: JobManager, record: JobRecord) -> None:
+        self.manager = manager
+        self.record = record
+        self.run_dir: str | None = None
+        self.loop = asyncio.get_running_loop()
+        self._publishing: asyncio.Task[None] | None = None
+        self._batch: list[dict[str, Any]] = []
+        self._view: JobView | None = None
+
+    # -- preparing (called from the preparing thread) --------------------------------------------------
+    def run_dir_made(self, run: RunDir) -> None:
+        self.loop.call_soon_threadsafe(self._start_publishing, run)
+
+    def prepared(self, prepared: Prepared) -> None:
+        self.loop.call_soon_threadsafe(self._prepared, prepared)
+
+    def preparing_done(self) -> None:
+        self.loop.call_soon_threadsafe(self._stop_publishing)
+
+    def _stop_publishing(self) -> None:
+        if self._publishing is not None:
+            self._publishing.cancel()
+
+    def _start_publishing(self, run: RunDir) -> None:
+        self._publishing = self.loop.create_task(self._publish_while_preparing(run))
+
+    def _prepared(self, prepared: Prepared) -> None:
+        self.record, self.run_dir = prepared.record, str(prepared.run.path)
+        self.manager.store.put_job(prepared.record, self.run_dir)
+
+    async def _publish_while_preparing(self, run: RunDir) -> None:
+        """Following the job later finds these stored and publishes only what is new."""
+        tail = EventTail(str(run.events))
+        while True:
+            await asyncio.sleep(PREPARE_POLL_S)
+            self._store(tail.read())
+
+    # -- following ---------------------------------------------------------------------------------------
+    def event(self, event: dict[str, Any], view: JobView) -> None:
+        if not self._batch:  # runs once the pipeline has read everything this poll brought
+            self.loop.call_soon(self._flush)
+        self._batch.append(event)
+        self._view = view
+
+    def _flush(self) -> None:
+        events, self._batch = self._batch, []
+        new = self._store(events)
+        if any(event["type"] == "status" for event in new) and self._view is not None:
+            self._view.update(self.record)
+            self.manager.store.put_job(self.record, self.run_dir)
+
+    def _store(self, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        new = self.manager.store.add_events(self.record.id, events) if events else []
+        if new:
+            self.manager.publish(self.record.id, new)
+        return new
+
+    def settled(self, prepared: Prepared, view: JobView, by_error: bool) -> None:
+        """The job's end: what is left of its events stored, then its record (job.json when readable)."""
+        self.record, self.run_dir = prepared.record, str(prepared.run.path)
+        if by_error:  # the lifecycle wrote the failure into the log: stored from there, no later view wins
+            self._batch.clear()
+            self._view = None
+            with contextlib.suppress(Exception):
+                store = self.manager.store
+                self._store(EventTail(str(prepared.run.events), after=store.last_seq(self.record.id),
+                                      job=self.record.id).read())  # fmt: skip
+            self.manager.store.put_job(prepared.record, self.run_dir)
+            return
+        self._flush()
+        try:  # job.json: the record as the job left it (with its parity)
+            current = prepared.run.read()
+        except Exception:
+            current = prepared.record
+        self.manager.store.put_job(current, self.run_dir)
