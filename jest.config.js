@@ -8,7 +8,16 @@ module.exports = {
   transform: {
     '^.+\\.tsx?$': [
       'ts-jest',
-      { tsconfig: { module: 'commonjs', target: 'ES2019', strict: true, esModuleInterop: true, types: ['jest'] } }
+      {
+        tsconfig: {
+          module: 'commonjs',
+          target: 'ES2019',
+          strict: true,
+          esModuleInterop: true,
+          skipLibCheck: true,
+          types: ['jest', 'node']
+        }
+      }
     ]
   }
 };

@@ -16,6 +16,10 @@ _FIELD_TYPES: dict[str, tuple[str, type]] = {
 }
 
 
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def problem(event: dict[str, Any]) -> str | None:
     """Why ``event`` cannot be folded (one line), or None. Such events are set aside, never fatal."""
     kind = event.get("type")
@@ -32,7 +36,7 @@ def problem(event: dict[str, Any]) -> str | None:
     if field_name and not isinstance(event.get(field_name), field_type):
         return f"a {kind} event whose {field_name} is not a {field_type.__name__}"
     if kind == "artifacts" and not all(
-        isinstance(f, dict) and isinstance(f.get("path"), str) and isinstance(f.get("size"), int)
+        isinstance(f, dict) and isinstance(f.get("path"), str) and _whole(f.get("size"))
         for f in event["files"]
     ):
         return "an artifacts event whose files are not {path, size}"
@@ -102,7 +106,8 @@ class JobView:
         elif kind == "cell":
             self._cell(event)
         elif kind == "step":
-            self.steps = event.get("steps", self.steps)
+            if event.get("steps") is not None:
+                self.steps = event["steps"]
             self.steps_per_s = event.get("steps_per_s")
         elif kind == "heartbeat":
             self.steps = max(self.steps, event.get("steps") or 0)
@@ -139,7 +144,7 @@ class JobView:
             "failed_cell": self.failed_cell, "steps": self.steps, "steps_per_s": self.steps_per_s,
             "alerts": [{"kind": a.get("kind"), "message": a.get("message")} for a in self.alerts],
             "metrics": dict(self.metrics), "started_at": self.started_at, "finished_at": self.finished_at,
-            "artifacts": [dict(a) for a in self.artifacts], "image": self.image,
+            "artifacts": [{"path": a["path"], "size": a["size"]} for a in self.artifacts], "image": self.image,
         }  # fmt: skip
 
     def update(self, record: JobRecord) -> None:

@@ -59,7 +59,7 @@ class CellTracker:
             "total": self.total,
             "own_number": self.own_number.get(index),
             "own_total": self.own_total,
-            "injected": INJECTED_TAG in tags,
+            "injected": bool(injected & set(tags)),
             "source": first[:120],
         }
 

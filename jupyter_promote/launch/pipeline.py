@@ -177,8 +177,6 @@ class Pipeline:
         behind: the run directory goes, as if the promote had never started.
         """
         record, run = prepared.record, prepared.run
-        prepared.log.emit("status", state="pending", stage="submitting", source="pipeline",
-                          message=f"submitting to {target.display_name}")  # fmt: skip
         try:
             record.handle = await target.submit(record, run)
         except PromoteError:

@@ -18,8 +18,8 @@ from typing import Any
 EVENT_TYPES = ("status", "image", "cell", "heartbeat", "step", "metric", "gpu", "alert", "artifacts")
 _TAIL_BYTES = 65536
 #: The stages a person sees on a job's timeline. A ``status`` event says which one it starts in ``stage``
-#: (pending ones name theirs: freezing, building, pushing, submitting); clients never read a message for it.
-STAGES = ("freezing", "building", "pushing", "submitting", "queued", "running", "finished")
+#: (pending ones name theirs: freezing, building, pushing); clients never read a message for it.
+STAGES = ("freezing", "building", "pushing", "queued", "running", "finished")
 _FINAL_STATES = ("succeeded", "failed", "cancelled")
 
 

@@ -4,11 +4,11 @@ import { TranslationBundle } from '@jupyterlab/translation';
 
 import { artifactName } from './artifacts';
 import { askPromote, IPromoteChoice } from './dialog';
-import { FieldError, fieldOfSubject, toRequest } from './form';
+import { FieldError, formFieldOf, toRequest } from './form';
 import { JobsModel } from './jobs';
 import { outputCopyPath } from './output';
 import { PromoteRequestError } from './request';
-import { IArtifact, IJobDetail } from './tokens';
+import { IArtifact, IJobDetail, IPromoteResponse } from './tokens';
 
 /**
  * Promote a notebook: the dialog, then `POST jobs`. A refused request opens the dialog again with
@@ -29,7 +29,7 @@ export async function promoteNotebook(
       return null;
     }
     previous = choice;
-    let submitted: { id: string; ids?: string[] };
+    let submitted: IPromoteResponse;
     let target: string;
     try {
       const request = toRequest(path, choice.form, choice.preview?.parameters ?? []);
@@ -39,7 +39,8 @@ export async function promoteNotebook(
       if (error instanceof FieldError) {
         errors = { [error.field]: error.message };
       } else if (error instanceof PromoteRequestError) {
-        errors = { [fieldOfSubject(error.subject, error.message) ?? '']: error.message };
+        const shown = (choice.preview?.parameters ?? []).map(p => p.name);
+        errors = { [formFieldOf(error.field, shown)]: error.message };
       } else {
         Notification.error(trans.__('Promote %1: %2', path, (error as Error).message));
         return null;
@@ -49,9 +50,14 @@ export async function promoteNotebook(
     // submitted: from here on a failure is the sidebar's, never a reason to submit again
     const ids = submitted.ids ?? [submitted.id];
     show(submitted.id);
+    const group: Record<string, string> = {
+      grid: trans.__('Promoted %1: a sweep of %2 jobs on %3', path, ids.length, target),
+      replicas: trans.__('Promoted %1: %2 replicas on %3', path, ids.length, target),
+      contention: trans.__('Promoted %1: a contention test of %2 jobs on %3', path, ids.length, target)
+    };
     Notification.info(
-      ids.length > 1
-        ? trans.__('Promoted %1: a sweep of %2 jobs on %3', path, ids.length, target)
+      ids.length > 1 || submitted.kind
+        ? (group[submitted.kind ?? 'grid'] ?? group.grid)
         : trans.__('Promoted %1 to %2', path, target),
       { autoClose: 4000 }
     );

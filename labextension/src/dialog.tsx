@@ -3,7 +3,7 @@ import { TranslationBundle } from '@jupyterlab/translation';
 import { ReactWidget } from '@jupyterlab/ui-components';
 import * as React from 'react';
 
-import { emptyForm, IPromoteForm, kernelChoice, kernelOptions, requestedGpus } from './form';
+import { ContentionKind, emptyForm, IPromoteForm, kernelChoice, kernelOptions, requestedGpus } from './form';
 import { TranslationContext, useTranslation } from './i18n';
 import { parameterText } from './model';
 import { EnvironmentCard, PreflightChecks, usePreview } from './preview';
@@ -85,7 +85,9 @@ function PromoteFormView(props: IFormProps): JSX.Element {
   const update = (change: Partial<IPromoteForm>) => setForm(f => ({ ...f, ...change }));
   const target = targets?.find(t => t.name === form.target);
   const offered = new Set(Object.keys(target?.options_schema?.properties ?? {}));
-  const errors = props.errors;
+  // a preview refused for a field of the form (the GPU count) shows there; the server's answer to Promote wins
+  const previewField = previewed.problem ? previewed.problemField : '';
+  const errors = previewField ? { [previewField]: previewed.problem!, ...props.errors } : props.errors;
   const ownKernel = own ?? preview?.kernel ?? null;
   const kernel = form.kernel || ownKernel || '';
 
@@ -144,6 +146,7 @@ function PromoteFormView(props: IFormProps): JSX.Element {
             <FieldError errors={errors} field={`parameters.${p.name}`} />
           </div>
         ))}
+        <FieldError errors={errors} field="parameters" />
       </fieldset>
 
       <fieldset className="jp-Promote-resources">
@@ -202,6 +205,7 @@ function PromoteFormView(props: IFormProps): JSX.Element {
             <option value="alert">{trans.__('alert and go on')}</option>
           </select>
         </label>
+        <FieldError errors={errors} field="monitor.nan_action" />
         <FieldError errors={errors} field="monitor" />
         <label className="jp-Promote-checkbox">
           <input
@@ -212,6 +216,7 @@ function PromoteFormView(props: IFormProps): JSX.Element {
           />
           {trans.__('Deterministic (seed, deterministic algorithms)')}
         </label>
+        <FieldError errors={errors} field="deterministic" />
       </fieldset>
 
       <fieldset>
@@ -238,6 +243,68 @@ function PromoteFormView(props: IFormProps): JSX.Element {
         <FieldError errors={errors} field="max_parallel" />
       </fieldset>
 
+      <fieldset className="jp-Promote-repeat">
+        <legend>{trans.__('Replicas and seeds (optional)')}</legend>
+        <label>
+          {trans.__('Replicas')}
+          <input
+            className="jp-mod-styled"
+            aria-label={trans.__('Replicas')}
+            title={trans.__('Run the same job this many times, to see whether its results repeat')}
+            placeholder="1"
+            value={form.replicas}
+            onChange={e => update({ replicas: e.target.value })}
+          />
+        </label>
+        <FieldError errors={errors} field="replicas" />
+        <label>
+          {trans.__('Seeds')}
+          <input
+            className="jp-mod-styled"
+            aria-label={trans.__('Seeds')}
+            title={trans.__('One job per seed, e.g. 0, 1, 2')}
+            placeholder={trans.__('e.g. 0, 1, 2')}
+            value={form.seeds}
+            onChange={e => update({ seeds: e.target.value })}
+          />
+        </label>
+        <FieldError errors={errors} field="seeds" />
+      </fieldset>
+
+      <fieldset className="jp-Promote-contention">
+        <legend>{trans.__('Contention test (optional)')}</legend>
+        <label>
+          {trans.__('Stress beside the job')}
+          <select
+            className="jp-mod-styled"
+            aria-label={trans.__('Contention')}
+            value={form.contention.kind}
+            onChange={e => update({ contention: { ...form.contention, kind: e.target.value as ContentionKind } })}
+          >
+            <option value="">{trans.__('none')}</option>
+            <option value="cpu">{trans.__('CPU burners')}</option>
+            <option value="memory">{trans.__('memory pressure')}</option>
+            <option value="gpu">{trans.__('GPU load')}</option>
+          </select>
+        </label>
+        <label>
+          {form.contention.kind === 'memory' ? trans.__('Memory held') : trans.__('Burners')}
+          <input
+            className="jp-mod-styled"
+            aria-label={trans.__('Contention amount')}
+            placeholder={
+              form.contention.kind === 'memory'
+                ? trans.__('e.g. 1G (default: half of what is free)')
+                : trans.__('e.g. 4 (default: one per CPU)')
+            }
+            disabled={form.contention.kind !== 'cpu' && form.contention.kind !== 'memory'}
+            value={form.contention.amount}
+            onChange={e => update({ contention: { ...form.contention, amount: e.target.value } })}
+          />
+        </label>
+        <FieldError errors={errors} field="contention" />
+      </fieldset>
+
       <fieldset className="jp-Promote-environment">
         <legend>{trans.__('Environment')}</legend>
         <label>
@@ -258,7 +325,7 @@ function PromoteFormView(props: IFormProps): JSX.Element {
           </select>
         </label>
         <FieldError errors={errors} field="kernel" />
-        {previewed.problem && (
+        {previewed.problem && !previewField && (
           <div className="jp-Promote-fieldError" role="alert" data-field="environment">
             {previewed.problem}
           </div>

@@ -19,7 +19,16 @@ export interface IPromoteForm {
   /** "lr = 0.1, 0.01" lines: one job per combination */
   sweep: string;
   maxParallel: string;
+  /** Run the same job this many times ('' = once): a replica group. */
+  replicas: string;
+  /** "0, 1, 2": one job per seed (each replicated when replicas is set too). */
+  seeds: string;
+  /** Run the job alone and beside a stress workload: its kind ('' = no contention test) and amount. */
+  contention: { kind: ContentionKind; amount: string };
 }
+
+/** The stress workloads of a contention test ('' = none). */
+export type ContentionKind = '' | 'cpu' | 'memory' | 'gpu';
 
 export function emptyForm(target: string): IPromoteForm {
   return {
@@ -30,7 +39,10 @@ export function emptyForm(target: string): IPromoteForm {
     monitor: { stall_timeout_s: '', nan_action: '' },
     deterministic: false,
     sweep: '',
-    maxParallel: ''
+    maxParallel: '',
+    replicas: '',
+    seeds: '',
+    contention: { kind: '', amount: '' }
   };
 }
 
@@ -51,6 +63,45 @@ function wholeNumber(field: string, text: string, minimum: number): number {
     throw new FieldError(field, `${text}: must be a whole number of at least ${minimum}`);
   }
   return n;
+}
+
+/** Parse the seeds field: comma-separated whole numbers ("0, 1, 2"); none when it is empty. */
+export function parseSeeds(text: string): number[] {
+  return text
+    .split(',')
+    .map(item => item.trim())
+    .filter(item => item.length > 0)
+    .map(item => {
+      const n = Number(item);
+      if (!/^\d+$/.test(item) || !Number.isSafeInteger(n)) {
+        throw new FieldError('seeds', `${item}: seeds are whole numbers separated by commas`);
+      }
+      return n;
+    });
+}
+
+/** A memory size as the server reads one (512M, 4G, 2GiB; a plain number is MiB). */
+const MEMORY_SIZE = /^\d+(\.\d+)?\s*[kmgt]?(i?b)?$/i;
+
+/**
+ * The contention test to ask for: "cpu", "cpu:N" (N burners), "memory", "memory:SIZE" or "gpu"; undefined
+ * when there is none. The amount is ignored for gpu (and for none), as the form disables its field.
+ */
+export function parseContention(kind: ContentionKind, amount: string): string | undefined {
+  const text = amount.trim();
+  switch (kind) {
+    case 'cpu':
+      return text ? `cpu:${wholeNumber('contention', text, 1)}` : 'cpu';
+    case 'memory':
+      if (text && !MEMORY_SIZE.test(text)) {
+        throw new FieldError('contention', `${text}: not a memory size (use e.g. 512M, 4G, 2GiB)`);
+      }
+      return text ? `memory:${text.replace(/\s+/g, '')}` : 'memory';
+    case 'gpu':
+      return 'gpu';
+    default:
+      return undefined;
+  }
 }
 
 /** Parse the sweep lines (`name = v1, v2`), each value typed as that parameter's default is. */
@@ -158,6 +209,26 @@ export function toRequest(notebook: string, form: IPromoteForm, parameters: IPar
       request.max_parallel = wholeNumber('max_parallel', form.maxParallel.trim(), 1);
     }
   }
+  const contention = parseContention(form.contention.kind, form.contention.amount);
+  if (contention !== undefined) {
+    request.contention = contention;
+  }
+  if (form.replicas.trim()) {
+    request.replicas = wholeNumber('replicas', form.replicas.trim(), 1);
+  }
+  const seeds = parseSeeds(form.seeds);
+  if (seeds.length > 0) {
+    request.seeds = seeds;
+  }
+  if (request.replicas !== undefined || request.seeds !== undefined) {
+    const field = request.replicas !== undefined ? 'replicas' : 'seeds';
+    if (request.sweep) {
+      throw new FieldError(field, `${field} cannot be combined with a sweep (sweep a seed parameter instead)`);
+    }
+    if (request.contention) {
+      throw new FieldError(field, `${field} cannot be combined with a contention test`);
+    }
+  }
   return request;
 }
 
@@ -187,20 +258,49 @@ export function requestedGpus(form: IPromoteForm): number | undefined {
   return text && Number.isInteger(n) && n >= 0 ? n : undefined;
 }
 
-/** The form field a server error concerns (its `subject`), or null: shown at the top of the dialog. */
-export function fieldOfSubject(subject: string | null, message: string): string | null {
-  if (!subject) {
-    return null;
+/**
+ * The fields of the form that show an error beside them (the dialog renders each one): every other
+ * error is shown at the top of the dialog ('').
+ */
+export const FORM_FIELDS: readonly string[] = [
+  'target',
+  'kernel',
+  'parameters',
+  'resources',
+  'resources.cpus',
+  'resources.memory',
+  'resources.gpus',
+  'resources.time',
+  'monitor',
+  'monitor.stall_timeout_s',
+  'monitor.nan_action',
+  'deterministic',
+  'sweep',
+  'max_parallel',
+  'replicas',
+  'seeds',
+  'contention'
+];
+
+/**
+ * The form field that shows a server error, from the error's `field` (a dotted path into the `POST jobs`
+ * body): the field itself when the form has it, a parameter's own field when the form shows that
+ * parameter (`parameters.lr`), else the nearest field above it (`monitor.check_every` -> `monitor`),
+ * else '' (the top of the dialog: `notebook`, `body`, null).
+ */
+export function formFieldOf(field: string | null | undefined, parameters: readonly string[] = []): string {
+  if (!field) {
+    return '';
   }
-  if (subject === 'resources' || subject === 'monitor') {
-    const match = /^(resources|monitor)\.(\w+)/.exec(message);
-    return match ? `${match[1]}.${match[2]}` : subject;
+  if (field === 'gpus') {
+    return 'resources.gpus'; // the freeze preview's GPU count is the form's
   }
-  if (['target', 'kernel', 'sweep', 'max_parallel', 'deterministic'].includes(subject)) {
-    return subject;
+  if (field.startsWith('parameters.')) {
+    return parameters.includes(field.slice('parameters.'.length)) ? field : 'parameters';
   }
-  if (/^kernel/.test(message)) {
-    return 'kernel'; // "kernel 'py39': no such kernelspec", its subject the kernel's name
+  if (FORM_FIELDS.includes(field)) {
+    return field;
   }
-  return null;
+  const head = field.split('.')[0];
+  return FORM_FIELDS.includes(head) ? head : '';
 }

@@ -2,7 +2,7 @@ import { Event } from '@jupyterlab/services';
 import { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
 
-import { foldEvents, hasGap, IJobEvent, IJobRecord, IJobView, isFinal, viewOf, withRecord } from './model';
+import { foldEvents, hasGap, IJobEvent, IJobRecord, IJobView, isFinal, problem, viewOf, withRecord } from './model';
 import { PromoteService } from './service';
 import { IJobEventsMessage, JOB_EVENTS_SCHEMA } from './tokens';
 
@@ -156,8 +156,8 @@ export class JobsModel implements IDisposable {
     }
     let finished = isFinal(before.state);
     for (const event of events) {
-      if (event.seq <= before.seq || event.ts < this._loadedAt) {
-        continue; // a replay, or history from before this page loaded
+      if (problem(event) !== null || event.seq <= before.seq || event.ts < this._loadedAt) {
+        continue; // not foldable, a replay, or history from before this page loaded
       }
       if (event.type === 'alert') {
         this._news.emit({ view: after, kind: 'alert', event });

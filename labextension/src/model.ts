@@ -4,9 +4,9 @@
  * them directly; the same rules as `jupyter_promote/events/fold.py` on the server.
  */
 
-export type JobState = 'pending' | 'building' | 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+export type JobState = 'pending' | 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
 
-export const JOB_STATES: JobState[] = ['pending', 'building', 'queued', 'running', 'succeeded', 'failed', 'cancelled'];
+export const JOB_STATES: JobState[] = ['pending', 'queued', 'running', 'succeeded', 'failed', 'cancelled'];
 
 const FINAL_STATES: ReadonlySet<string> = new Set(['succeeded', 'failed', 'cancelled']);
 
@@ -43,21 +43,40 @@ export interface IJobRecord {
   resources: Record<string, number | null>;
   monitor: Record<string, unknown>;
   metrics: Record<string, unknown>;
-  image: { ref: string; built?: boolean; digest?: string | null } | null;
+  image: { ref: string; built?: boolean | null; digest?: string | null; [field: string]: unknown } | null;
   lock_hash: string | null;
   created_at: number;
   started_at: number | null;
   finished_at: number | null;
   updated_at: number;
-  sweep: { id: string; index: number; size: number } | null;
+  /** The group the job belongs to (a sweep, replicas or seeds, a contention test), or null. */
+  sweep: { id: string; index: number; size: number; kind?: GroupKind } | null;
   parity: { verdict: string; failed?: string[] } | null;
   /** The files the job wrote (`GET jobs/{id}` always has them; a listing may not). */
   artifacts?: IArtifact[];
   [field: string]: unknown;
 }
 
-/** The stages a person sees on a job's timeline, in the order they happen. */
+/** What made a group of jobs: a sweep's grid, replicas or seeds of one job, or a contention test. */
+export type GroupKind = 'grid' | 'replicas' | 'contention';
+
+/** The stages a person sees on a job's timeline, in the order they happen (the `stage` of status events). */
 export type StageName = 'freezing' | 'building' | 'pushing' | 'queued' | 'running' | 'finished';
+
+export const STAGE_NAMES: StageName[] = ['freezing', 'building', 'pushing', 'queued', 'running', 'finished'];
+
+/** The event types the server writes (`EVENT_TYPES` of jupyter_promote/runtime/events.py). */
+export const EVENT_TYPES: ReadonlySet<string> = new Set([
+  'status',
+  'image',
+  'cell',
+  'heartbeat',
+  'step',
+  'metric',
+  'gpu',
+  'alert',
+  'artifacts'
+]);
 
 export interface IStage {
   name: StageName;
@@ -80,6 +99,13 @@ export interface ISeries {
   gpuMemory: Record<string, IPoint[]>;
 }
 
+/** The environment image a job runs in, as its record or its last `image` event with a ref says. */
+export interface IJobImage {
+  ref: string;
+  built: boolean | null;
+  digest: string | null;
+}
+
 /** What the sidebar knows of one job. Treat as immutable: folding returns a new view. */
 export interface IJobView {
   id: string;
@@ -89,6 +115,9 @@ export interface IJobView {
   message: string | null;
   /** The last event folded in; events with seq <= this are replays and are ignored. */
   seq: number;
+  /** The name of the last stage, or null before any. */
+  stage: StageName | null;
+  /** The notebook's own code cell running (1-based), as the runner counts them (without injected cells). */
   cellNumber: number | null;
   cellsTotal: number | null;
   cellsDone: number;
@@ -101,10 +130,17 @@ export interface IJobView {
   stages: IStage[];
   series: ISeries;
   failedCell: Record<string, unknown> | null;
+  /** The files the job wrote, as its last `artifacts` event (or its record) listed them. */
+  artifacts: IArtifact[];
+  image: IJobImage | null;
 }
 
 /** A chart keeps at most this many points per series; older ones are dropped. */
 export const MAX_POINTS = 2000;
+
+function imageOf(image: IJobRecord['image']): IJobImage | null {
+  return image ? { ref: image.ref, built: image.built ?? null, digest: image.digest ?? null } : null;
+}
 
 /** A view seeded from a job record alone (before any event is folded in). */
 export function viewOf(record: IJobRecord): IJobView {
@@ -115,6 +151,7 @@ export function viewOf(record: IJobRecord): IJobView {
     reason: record.reason,
     message: record.message,
     seq: 0,
+    stage: null,
     cellNumber: null,
     cellsTotal: null,
     cellsDone: 0,
@@ -126,8 +163,35 @@ export function viewOf(record: IJobRecord): IJobView {
     finishedAt: record.finished_at,
     stages: [],
     series: { stepsPerS: [], metrics: {}, gpuMemory: {} },
-    failedCell: null
+    failedCell: null,
+    artifacts: [...(record.artifacts ?? [])],
+    image: imageOf(record.image)
   };
+}
+
+/** The view of a job nothing is known of yet: pending, seq 0, everything else empty (what golden streams fold from). */
+export function emptyView(id: string): IJobView {
+  return viewOf({
+    id,
+    notebook: '',
+    target: '',
+    kernel: '',
+    state: 'pending',
+    reason: null,
+    message: null,
+    parameters: {},
+    resources: {},
+    monitor: {},
+    metrics: {},
+    image: null,
+    lock_hash: null,
+    created_at: 0,
+    started_at: null,
+    finished_at: null,
+    updated_at: 0,
+    sweep: null,
+    parity: null
+  });
 }
 
 /** A newer record of the same job (a reload, a GET): keeps what the events told, takes the record's state. */
@@ -141,7 +205,9 @@ export function withRecord(view: IJobView, record: IJobRecord): IJobView {
     message: keepState ? view.message : record.message,
     metrics: { ...view.metrics, ...(record.metrics ?? {}) },
     startedAt: view.startedAt ?? record.started_at,
-    finishedAt: view.finishedAt ?? record.finished_at
+    finishedAt: view.finishedAt ?? record.finished_at,
+    artifacts: view.artifacts.length > 0 ? view.artifacts : [...(record.artifacts ?? [])],
+    image: view.image ?? imageOf(record.image)
   };
 }
 
@@ -151,27 +217,74 @@ function append(points: IPoint[], point: IPoint): IPoint[] {
   return next;
 }
 
-/** The stage a status event starts, or null when it continues the current one. */
+/** Whether a JSON value is true as Python's `bool()` reads it (an empty list or object is false). */
+function truthy(value: unknown): boolean {
+  if (Array.isArray(value)) {
+    return value.length > 0;
+  }
+  if (value !== null && typeof value === 'object') {
+    return Object.keys(value).length > 0;
+  }
+  return Boolean(value);
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/** A whole number, not a boolean (JSON's `true` is no seq, no size). */
+function isInteger(value: unknown): value is number {
+  return typeof value === 'number' && Number.isInteger(value);
+}
+
+/**
+ * Why an event cannot be folded (one line), or null: the same rule as `problem()` of
+ * jupyter_promote/events/fold.py. Such events are ignored: they move neither seq nor the state.
+ */
+export function problem(event: unknown): string | null {
+  if (!isObject(event) || !('ts' in event) || ('job' in event && typeof event.job !== 'string')) {
+    return 'not written by jupyter-promote (no ts)';
+  }
+  const kind = event.type;
+  if (typeof kind !== 'string' || !EVENT_TYPES.has(kind)) {
+    return `unknown type ${JSON.stringify(kind)}`;
+  }
+  const seq = event.seq;
+  if (!isInteger(seq) || seq < 1) {
+    return `seq ${JSON.stringify(seq)} is not a positive whole number`;
+  }
+  if (kind === 'status' && !(JOB_STATES as string[]).includes(event.state as string)) {
+    return `unknown state ${JSON.stringify(event.state)}`;
+  }
+  if (kind === 'metric' && !isObject(event.metrics)) {
+    return 'a metric event whose metrics is not an object';
+  }
+  if (kind === 'alert' && typeof event.kind !== 'string') {
+    return 'an alert event whose kind is not a string';
+  }
+  if (kind === 'artifacts') {
+    const files = event.files;
+    if (!Array.isArray(files)) {
+      return 'an artifacts event whose files is not a list';
+    }
+    if (!files.every(f => isObject(f) && typeof f.path === 'string' && isInteger(f.size))) {
+      return 'an artifacts event whose files are not {path, size}';
+    }
+  }
+  return null;
+}
+
+/**
+ * The stage a folded status event enters, or null when it continues the current one: its `stage` when
+ * it is one of the stage names, else derived from its state alone. Never read from its message.
+ */
 function stageOf(event: IJobEvent): StageName | null {
+  if ((STAGE_NAMES as unknown[]).includes(event.stage)) {
+    return event.stage as StageName;
+  }
   const state = event.state as string;
-  if (state === 'pending' || state === 'building') {
-    const message = String(event.message ?? '');
-    if (/push/i.test(message)) {
-      return 'pushing';
-    }
-    if (/image|build/i.test(message) || state === 'building') {
-      return 'building';
-    }
-    if (/freez/i.test(message)) {
-      return 'freezing';
-    }
-    return null;
-  }
-  if (state === 'queued') {
-    return 'queued';
-  }
-  if (state === 'running') {
-    return 'running';
+  if (state === 'queued' || state === 'running') {
+    return state;
   }
   return isFinal(state) ? 'finished' : null;
 }
@@ -188,11 +301,12 @@ function enterStage(stages: IStage[], name: StageName, ts: number): IStage[] {
 }
 
 /**
- * Fold one event into a view. Returns the same view for an event already folded (seq <= view.seq),
- * so replays after a reconnect or a reload change nothing; a final state is never undone.
+ * Fold one event into a view. Returns the same view for an event that cannot be folded (see
+ * `problem`) or that was folded already (seq <= view.seq), so replays after a reconnect or a reload
+ * change nothing; a final state is never undone.
  */
 export function foldEvent(view: IJobView, event: IJobEvent): IJobView {
-  if (event.seq <= view.seq) {
+  if (problem(event) !== null || event.seq <= view.seq) {
     return view;
   }
   const next: IJobView = { ...view, seq: event.seq };
@@ -214,30 +328,33 @@ export function foldEvent(view: IJobView, event: IJobEvent): IJobView {
       const stage = stageOf(event);
       if (stage !== null) {
         next.stages = enterStage(view.stages, stage, event.ts);
+        next.stage = stage;
       }
       break;
     }
     case 'image':
-      if (event.ref) {
-        next.record = { ...view.record, image: { ref: event.ref, built: event.built, digest: event.digest } };
+      if (truthy(event.ref)) {
+        const image: IJobImage = { ref: event.ref, built: event.built ?? null, digest: event.digest ?? null };
+        next.image = image;
+        next.record = { ...view.record, image: { ...image } };
       }
       break;
     case 'cell':
       // the notebook's own cells (own_*), not the injected ones, when the runner says which they are
       next.cellsTotal = ((event.own_total ?? event.total) as number) ?? view.cellsTotal;
-      if (event.injected && event.own_total !== undefined) {
+      if (truthy(event.injected) && event.own_total !== undefined && event.own_total !== null) {
         break;
       }
       if (event.phase === 'start') {
         next.cellNumber = ((event.own_number ?? event.number) as number) ?? null;
-      } else if (event.phase === 'end' && event.ok) {
+      } else if (event.phase === 'end' && truthy(event.ok)) {
         next.cellsDone = view.cellsDone + 1;
       } else if (event.phase === 'error') {
         next.failedCell = {
-          number: event.own_number ?? event.number,
-          ename: event.ename,
-          evalue: event.evalue,
-          source: event.source
+          number: event.own_number ?? event.number ?? null,
+          ename: event.ename ?? null,
+          evalue: event.evalue ?? null,
+          source: event.source ?? null
         };
       }
       break;
@@ -252,10 +369,10 @@ export function foldEvent(view: IJobView, event: IJobEvent): IJobView {
       }
       break;
     case 'heartbeat':
-      next.steps = Math.max(view.steps, (event.steps as number) || 0);
+      next.steps = Math.max(view.steps, typeof event.steps === 'number' ? event.steps : 0);
       break;
     case 'metric': {
-      const reported = (event.metrics ?? {}) as Record<string, unknown>;
+      const reported = event.metrics as Record<string, unknown>;
       next.metrics = { ...view.metrics, ...reported };
       const metrics = { ...view.series.metrics };
       for (const [name, value] of Object.entries(reported)) {
@@ -268,8 +385,8 @@ export function foldEvent(view: IJobView, event: IJobEvent): IJobView {
     }
     case 'gpu': {
       const gpuMemory = { ...view.series.gpuMemory };
-      for (const device of (event.devices ?? []) as Record<string, number>[]) {
-        const used = device.memory_used ?? device.reserved ?? device.allocated;
+      for (const device of (Array.isArray(event.devices) ? event.devices : []) as Record<string, number>[]) {
+        const used = device?.memory_used ?? device?.reserved ?? device?.allocated;
         if (typeof used === 'number') {
           const name = `GPU ${device.index}`;
           gpuMemory[name] = append(gpuMemory[name] ?? [], { t: event.ts, v: used });
@@ -281,8 +398,68 @@ export function foldEvent(view: IJobView, event: IJobEvent): IJobView {
     case 'alert':
       next.alerts = [...view.alerts, event];
       break;
+    case 'artifacts': {
+      const artifacts = (event.files as IArtifact[]).map(f => ({ path: f.path, size: f.size }));
+      next.artifacts = artifacts;
+      next.record = { ...view.record, artifacts };
+      break;
+    }
   }
   return next;
+}
+
+/** A view as canonical JSON (contract section 5): what the golden event streams hold, key for key. */
+export interface IViewJson {
+  state: string;
+  reason: string | null;
+  message: string | null;
+  seq: number;
+  stage: string | null;
+  stages: { name: string; start: number; end: number | null }[];
+  cell_number: number | null;
+  cells_total: number | null;
+  cells_done: number;
+  failed_cell: { number: unknown; ename: unknown; evalue: unknown; source: unknown } | null;
+  steps: number;
+  steps_per_s: number | null;
+  alerts: { kind: string; message: unknown }[];
+  metrics: Record<string, unknown>;
+  started_at: number | null;
+  finished_at: number | null;
+  artifacts: { path: string; size: number }[];
+  image: { ref: unknown; built: unknown; digest: unknown } | null;
+}
+
+/** The canonical JSON of a view: snake_case keys, exactly those the server's `JobView.to_json()` writes. */
+export function viewJson(view: IJobView): IViewJson {
+  const failed = view.failedCell;
+  return {
+    state: view.state,
+    reason: view.reason,
+    message: view.message,
+    seq: view.seq,
+    stage: view.stage,
+    stages: view.stages.map(s => ({ name: s.name, start: s.start, end: s.end })),
+    cell_number: view.cellNumber,
+    cells_total: view.cellsTotal,
+    cells_done: view.cellsDone,
+    failed_cell: failed
+      ? {
+          number: failed.number ?? null,
+          ename: failed.ename ?? null,
+          evalue: failed.evalue ?? null,
+          source: failed.source ?? null
+        }
+      : null,
+    steps: view.steps,
+    steps_per_s: view.stepsPerS,
+    alerts: view.alerts.map(a => ({ kind: a.kind as string, message: a.message ?? null })),
+    metrics: { ...view.metrics },
+    started_at: view.startedAt,
+    finished_at: view.finishedAt,
+    artifacts: view.artifacts.map(a => ({ path: a.path, size: a.size })),
+    image: view.image ? { ref: view.image.ref, built: view.image.built, digest: view.image.digest } : null
+  };
 }
 
 /** Fold events in order (they may repeat or overlap what the view already has). */

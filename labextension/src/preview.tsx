@@ -5,8 +5,9 @@
 
 import * as React from 'react';
 
+import { formFieldOf } from './form';
 import { useTranslation } from './i18n';
-import { PromoteService } from './service';
+import { PromoteRequestError, PromoteService } from './service';
 import { IFreezePreview } from './tokens';
 
 /** How long the GPU count must stay put before the preview is asked for again (it is typed digit by digit). */
@@ -20,6 +21,8 @@ export interface IPreviewState {
   loading: boolean;
   /** Why the last preview could not be made, or null. */
   problem: string | null;
+  /** The form field that problem concerns (the server error's `field`, as `formFieldOf` maps it); '' = none. */
+  problemField: string;
 }
 
 /**
@@ -38,7 +41,8 @@ export function usePreview(
   const [state, setState] = React.useState<IPreviewState>({
     ...initial,
     loading: initial.preview === null,
-    problem: null
+    problem: null,
+    problemField: ''
   });
   const asked = React.useRef<{ kernel: string; gpus: number | undefined } | null>(
     initial.preview === null ? null : { kernel, gpus }
@@ -58,12 +62,23 @@ export function usePreview(
         service.freeze(notebook, kernel || undefined, gpus).then(
           found => {
             if (latest.current === ask) {
-              setState(s => ({ preview: found, own: kernel ? s.own : found.kernel, loading: false, problem: null }));
+              setState(s => ({
+                preview: found,
+                own: kernel ? s.own : found.kernel,
+                loading: false,
+                problem: null,
+                problemField: ''
+              }));
             }
           },
           error => {
             if (latest.current === ask) {
-              setState(s => ({ ...s, loading: false, problem: trans.__('environment: %1', (error as Error).message) }));
+              setState(s => ({
+                ...s,
+                loading: false,
+                problem: trans.__('environment: %1', (error as Error).message),
+                problemField: error instanceof PromoteRequestError ? formFieldOf(error.field) : ''
+              }));
             }
           }
         );

@@ -1,12 +1,16 @@
 import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 
-/** A request the server refused: its one-line message, the input it names, and the HTTP status. */
+/**
+ * A request the server refused: its one-line message, the input it names, the HTTP status, and the
+ * dotted path of the request field it concerns (`resources.cpus`, `parameters.lr`; null: none).
+ */
 export class PromoteRequestError extends Error {
   constructor(
     message: string,
     readonly subject: string | null,
-    readonly status: number
+    readonly status: number,
+    readonly field: string | null = null
   ) {
     super(message);
     this.name = 'PromoteRequestError';
@@ -58,5 +62,10 @@ async function fetchAPI(endPoint: string, init: RequestInit, settings: ServerCon
   } catch {
     data = null;
   }
-  throw new PromoteRequestError(data?.message ?? (text || response.statusText), data?.subject ?? null, response.status);
+  throw new PromoteRequestError(
+    data?.message ?? (text || response.statusText),
+    data?.subject ?? null,
+    response.status,
+    typeof data?.field === 'string' ? data.field : null
+  );
 }

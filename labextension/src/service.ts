@@ -6,7 +6,15 @@ import { IJobEvent, IJobRecord } from './model';
 import { requestAPI, requestBlob } from './request';
 
 export { PromoteRequestError } from './request';
-import { IFreezePreview, IFreezeRequest, IJobDetail, IPromoteRequest, ITarget } from './tokens';
+import {
+  IFreezePreview,
+  IFreezeRequest,
+  IJobDetail,
+  IPromoteRequest,
+  IPromoteResponse,
+  ISweepSummary,
+  ITarget
+} from './tokens';
 
 /** The jupyter-promote REST API, typed: one method per route. */
 export class PromoteService {
@@ -58,8 +66,13 @@ export class PromoteService {
     return requestBlob(artifactEndPoint(id, path), this.serverSettings);
   }
 
-  submit(request: IPromoteRequest): Promise<{ id: string; sweep?: string; ids?: string[] }> {
+  submit(request: IPromoteRequest): Promise<IPromoteResponse> {
     return this.call('jobs', { method: 'POST', body: JSON.stringify(request) });
+  }
+
+  /** The summary of a group of jobs (a sweep, replicas or seeds, a contention test). */
+  sweep(id: string): Promise<ISweepSummary> {
+    return this.call(`sweeps/${encodeURIComponent(id)}`);
   }
 
   cancel(id: string): Promise<{ id: string; state: string }> {

@@ -1,4 +1,13 @@
-import { FieldError, emptyForm, fieldOfSubject, parseSweep, toRequest } from '../form';
+import {
+  FieldError,
+  FORM_FIELDS,
+  emptyForm,
+  formFieldOf,
+  parseContention,
+  parseSeeds,
+  parseSweep,
+  toRequest
+} from '../form';
 import {
   IJobEvent,
   IJobRecord,
@@ -8,6 +17,7 @@ import {
   groupJobs,
   hasGap,
   parseParameter,
+  problem,
   viewOf,
   withRecord
 } from '../model';
@@ -51,12 +61,12 @@ beforeEach(() => {
 /** The events of a real local run, in the order the pipeline, runner and monitor write them. */
 function aRun(): IJobEvent[] {
   return [
-    event('status', { state: 'pending', message: "freezing the kernel's environment" }, 100),
-    event('status', { state: 'pending', message: 'building or finding the environment image' }, 102),
-    event('status', { state: 'pending', message: 'pushing the environment image' }, 108),
+    event('status', { state: 'pending', stage: 'freezing', message: "freezing the kernel's environment" }, 100),
+    event('status', { state: 'pending', stage: 'building', message: 'building or finding the environment image' }, 102),
+    event('status', { state: 'pending', stage: 'pushing', message: 'pushing the environment image' }, 108),
     event('image', { ref: 'jupyter-promote/env:abc', built: true, digest: null }, 110),
-    event('status', { state: 'queued', target: 'docker' }, 111),
-    event('status', { state: 'running' }, 113),
+    event('status', { state: 'queued', stage: 'queued', target: 'docker' }, 111),
+    event('status', { state: 'running', stage: 'running' }, 113),
     event('cell', { phase: 'start', number: 1, total: 3, own_total: 2, injected: true }, 114),
     event('cell', { phase: 'end', ok: true, number: 1, total: 3, own_total: 2, injected: true }, 114),
     event('cell', { phase: 'start', number: 2, total: 3, own_number: 1, own_total: 2, injected: false }, 114),
@@ -65,7 +75,7 @@ function aRun(): IJobEvent[] {
     event('metric', { metrics: { loss: 0.5, name: 'x' } }, 117),
     event('gpu', { devices: [{ index: 0, memory_used: 2 ** 30 }] }, 118),
     event('alert', { kind: 'nan', message: 'loss is NaN at step 60', action: 'fail' }, 119),
-    event('status', { state: 'failed', reason: 'nan', message: 'loss is NaN' }, 120)
+    event('status', { state: 'failed', reason: 'nan', message: 'loss is NaN', stage: 'finished' }, 120)
   ];
 }
 
@@ -83,6 +93,7 @@ describe('folding events into a job view', () => {
       ['running', 113, 120],
       ['finished', 120, 120]
     ]);
+    expect(view.stage).toBe('finished');
     expect(view.startedAt).toBe(113);
     expect(view.finishedAt).toBe(120);
     expect([view.cellsDone, view.cellsTotal, view.cellNumber]).toEqual([1, 2, 1]); // the notebook's own cells
@@ -93,6 +104,43 @@ describe('folding events into a job view', () => {
     expect(view.series.gpuMemory).toEqual({ 'GPU 0': [{ t: 118, v: 2 ** 30 }] });
     expect(view.alerts.map(a => a.kind)).toEqual(['nan']);
     expect(view.record.image?.ref).toBe('jupyter-promote/env:abc');
+  });
+
+  it('never reads a stage from prose: without `stage`, pending events start none', () => {
+    const legacy = aRun().map(e => {
+      const { stage, ...rest } = e;
+      return stage === undefined ? e : (rest as IJobEvent);
+    });
+    const view = foldEvents(viewOf(record()), legacy);
+    expect(view.stages.map(s => s.name)).toEqual(['queued', 'running', 'finished']);
+    const submitting = foldEvent(viewOf(record()), event('status', { state: 'pending', stage: 'pushing' }, 5));
+    expect([submitting.stage, submitting.stages]).toEqual(['pushing', [{ name: 'pushing', start: 5, end: null }]]);
+    const unknown = foldEvent(submitting, event('status', { state: 'pending', stage: 'warming up' }, 6));
+    expect(unknown.stages).toBe(submitting.stages);
+  });
+
+  it('ignores events that cannot be folded, without moving seq', () => {
+    const base = viewOf(record());
+    const bad: unknown[] = [
+      { seq: 1, job: 'abc123', type: 'status', state: 'running' },
+      { seq: 1, ts: 1, job: 'abc123', type: 'progress' },
+      { seq: true, ts: 1, job: 'abc123', type: 'heartbeat', steps: 5 },
+      { seq: 0, ts: 1, job: 'abc123', type: 'heartbeat', steps: 5 },
+      { seq: 1, ts: 1, job: 'abc123', type: 'status', state: 'building' },
+      { seq: 1, ts: 1, job: 7, type: 'status', state: 'running' },
+      { seq: 1, ts: 1, job: 'abc123', type: 'metric', metrics: [1] },
+      { seq: 1, ts: 1, job: 'abc123', type: 'alert', kind: null },
+      { seq: 1, ts: 1, job: 'abc123', type: 'artifacts', files: [{ path: 'a', size: 1.5 }] },
+      { seq: 1, ts: 1, job: 'abc123', type: 'artifacts', files: [{ path: 'a', size: true }] }
+    ];
+    for (const e of bad) {
+      expect(problem(e)).not.toBeNull();
+      expect(foldEvent(base, e as IJobEvent)).toBe(base);
+    }
+    expect(problem({ seq: 1, ts: 1, type: 'heartbeat', steps: 5 })).toBeNull(); // no job: fine
+    const files = [{ path: 'model.pt', size: 10 }];
+    const view = foldEvent(base, { seq: 1, ts: 1, job: 'abc123', type: 'artifacts', files });
+    expect([view.seq, view.artifacts, view.record.artifacts]).toEqual([1, files, files]);
   });
 
   it('ignores replayed events, so a reconnect or a reload changes nothing', () => {
@@ -220,10 +268,100 @@ describe('the Promote form', () => {
     expect([request.sweep, request.max_parallel]).toEqual([{ lr: [0.1, 0.2] }, 1]);
   });
 
-  it('maps a server error to the field it names', () => {
-    expect(fieldOfSubject('resources', "resources.memory 'x': not a size")).toBe('resources.memory');
-    expect(fieldOfSubject('target', "target 'k8s': no such target")).toBe('target');
-    expect(fieldOfSubject('notebook', 'x')).toBeNull();
-    expect(fieldOfSubject(null, 'x')).toBeNull();
+  it('maps a server error to the form field of its `field`, never reading its message', () => {
+    expect(formFieldOf('resources.cpus')).toBe('resources.cpus');
+    expect(formFieldOf('resources')).toBe('resources');
+    expect(formFieldOf('resources.nodes')).toBe('resources');
+    expect(formFieldOf('monitor.nan_action')).toBe('monitor.nan_action');
+    expect(formFieldOf('monitor.check_every')).toBe('monitor');
+    expect(formFieldOf('target')).toBe('target');
+    expect(formFieldOf('kernel')).toBe('kernel');
+    expect(formFieldOf('gpus')).toBe('resources.gpus'); // the freeze preview's
+    for (const field of ['replicas', 'seeds', 'contention', 'sweep', 'max_parallel', 'deterministic']) {
+      expect(formFieldOf(field)).toBe(field);
+    }
+    expect(formFieldOf('parameters.lr', ['lr', 'steps'])).toBe('parameters.lr');
+    expect(formFieldOf('parameters.momentum', ['lr', 'steps'])).toBe('parameters');
+    expect(formFieldOf('parameters.lr')).toBe('parameters'); // no parameter fields shown
+    expect(formFieldOf('parameters')).toBe('parameters');
+    expect(formFieldOf('notebook')).toBe('');
+    expect(formFieldOf('body')).toBe('');
+    expect(formFieldOf(null)).toBe('');
+    expect(formFieldOf(undefined)).toBe('');
+    expect(formFieldOf('something.new')).toBe('');
+    expect(FORM_FIELDS).toContain(formFieldOf('monitor.stall_timeout_s'));
+  });
+
+  it('sends replicas, seeds and a contention test', () => {
+    const form = emptyForm('local');
+    form.replicas = ' 3 ';
+    form.seeds = '0, 1,2,';
+    expect(toRequest('t.ipynb', form, PARAMETERS)).toEqual({
+      notebook: 't.ipynb',
+      target: 'local',
+      replicas: 3,
+      seeds: [0, 1, 2]
+    });
+    const stress = emptyForm('local');
+    stress.contention = { kind: 'memory', amount: '1G' };
+    expect(toRequest('t.ipynb', stress, PARAMETERS).contention).toBe('memory:1G');
+    expect(parseContention('cpu', '4')).toBe('cpu:4');
+    expect(parseContention('cpu', '')).toBe('cpu');
+    expect(parseContention('memory', ' 512 MiB ')).toBe('memory:512MiB');
+    expect(parseContention('memory', '')).toBe('memory');
+    expect(parseContention('gpu', '')).toBe('gpu');
+    expect(parseContention('gpu', '2')).toBe('gpu'); // no amount for gpu: its field is disabled
+    expect(parseContention('', '4')).toBeUndefined();
+    expect(parseSeeds('')).toEqual([]);
+    expect(parseSeeds(' 7 ')).toEqual([7]);
+  });
+
+  it('refuses bad replicas, seeds and contention amounts, naming their field', () => {
+    const fieldOf = (change: (form: ReturnType<typeof emptyForm>) => void): string | null => {
+      const form = emptyForm('local');
+      change(form);
+      try {
+        toRequest('t.ipynb', form, PARAMETERS);
+        return null;
+      } catch (e) {
+        expect(e).toBeInstanceOf(FieldError);
+        return (e as FieldError).field;
+      }
+    };
+    expect(fieldOf(f => (f.replicas = '0'))).toBe('replicas');
+    expect(fieldOf(f => (f.replicas = '2.5'))).toBe('replicas');
+    expect(fieldOf(f => (f.replicas = 'two'))).toBe('replicas');
+    expect(fieldOf(f => (f.seeds = '1, x'))).toBe('seeds');
+    expect(fieldOf(f => (f.seeds = '1.5'))).toBe('seeds');
+    expect(fieldOf(f => (f.seeds = '-1'))).toBe('seeds');
+    expect(fieldOf(f => (f.seeds = '1 2'))).toBe('seeds');
+    expect(fieldOf(f => (f.contention = { kind: 'cpu', amount: '0' }))).toBe('contention');
+    expect(fieldOf(f => (f.contention = { kind: 'cpu', amount: 'many' }))).toBe('contention');
+    expect(fieldOf(f => (f.contention = { kind: 'memory', amount: 'lots' }))).toBe('contention');
+    // replicas and seeds are a group of their own: not with a sweep, not with a contention test
+    expect(
+      fieldOf(f => {
+        f.replicas = '2';
+        f.sweep = 'lr = 0.1, 0.2';
+      })
+    ).toBe('replicas');
+    expect(
+      fieldOf(f => {
+        f.seeds = '0, 1';
+        f.sweep = 'lr = 0.1, 0.2';
+      })
+    ).toBe('seeds');
+    expect(
+      fieldOf(f => {
+        f.seeds = '0, 1';
+        f.contention = { kind: 'gpu', amount: '' };
+      })
+    ).toBe('seeds');
+    expect(
+      fieldOf(f => {
+        f.replicas = '2';
+        f.seeds = '0, 1';
+      })
+    ).toBeNull();
   });
 });

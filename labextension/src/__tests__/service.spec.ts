@@ -56,17 +56,38 @@ describe('PromoteService', () => {
     const refused = await service.artifact('ab12', 'ckpt/x.pt').catch(e => e);
     expect(refused).toBeInstanceOf(PromoteRequestError);
     expect(refused).toMatchObject({ message: 'ckpt/x.pt: no such artifact', subject: 'path', status: 404 });
+    expect(refused.field).toBeNull(); // an older server: no field
     const kernel = serviceAnswering(
       () =>
-        new Response(JSON.stringify({ message: "kernel 'py39': no such kernelspec", subject: 'kernel' }), {
-          status: 400
-        })
+        new Response(
+          JSON.stringify({ message: "kernel 'py39': no such kernelspec", subject: 'py39', field: 'kernel' }),
+          { status: 400 }
+        )
     );
     await expect(
       kernel.service.submit({ notebook: 'nb.ipynb', target: 'local', kernel: 'py39' })
     ).rejects.toMatchObject({
-      subject: 'kernel',
+      subject: 'py39',
+      field: 'kernel',
       status: 400
     });
+  });
+
+  it('sends replicas, seeds and contention, and reads a group and its summary', async () => {
+    const { service, sent } = serviceAnswering(url =>
+      url.includes('/sweeps/')
+        ? new Response(JSON.stringify({ id: 'g1', kind: 'replicas', size: 2, states: { succeeded: 2 } }))
+        : new Response(JSON.stringify({ id: 'a', sweep: 'g1', ids: ['a', 'b'], kind: 'replicas' }), { status: 202 })
+    );
+    const answer = await service.submit({ notebook: 'nb.ipynb', target: 'local', replicas: 2, seeds: [0] });
+    expect(answer).toEqual({ id: 'a', sweep: 'g1', ids: ['a', 'b'], kind: 'replicas' });
+    expect(JSON.parse(String(sent[0].init.body))).toEqual({
+      notebook: 'nb.ipynb',
+      target: 'local',
+      replicas: 2,
+      seeds: [0]
+    });
+    expect((await service.sweep('g1')).states).toEqual({ succeeded: 2 });
+    expect(sent[1].url).toBe('http://localhost:8888/lab-base/jupyter-promote/sweeps/g1');
   });
 });

@@ -1,7 +1,10 @@
 import * as React from 'react';
 
 import { useTranslation } from '../i18n';
-import { duration, formatDuration, groupJobs, IJobView, isFinal, JOB_STATES } from '../model';
+import { duration, formatDuration, groupJobs, IJobGroup, IJobView, isFinal, JOB_STATES } from '../model';
+import { PromoteService } from '../service';
+import { groupKind, settledCount } from '../sweep';
+import { SweepSummary } from './SweepSummary';
 
 function JobRow(props: { view: IJobView; onOpen: (id: string) => void; now: number }): JSX.Element {
   const trans = useTranslation();
@@ -18,6 +21,11 @@ function JobRow(props: { view: IJobView; onOpen: (id: string) => void; now: numb
         title={trans.__('Job %1: %2', view.id, view.state)}
       >
         <span className={`jp-Promote-badge jp-Promote-state-${view.state}`}>{view.state}</span>
+        {view.stage && !isFinal(view.state) && view.stage !== view.state && (
+          <span className="jp-Promote-muted jp-Promote-stage" data-stage={view.stage}>
+            {view.stage}
+          </span>
+        )}
         <span className="jp-Promote-jobName">{view.record.notebook.split('/').pop()}</span>
         <span className="jp-Promote-muted">{view.record.target}</span>
         {view.alerts.length > 0 && (
@@ -39,9 +47,54 @@ function JobRow(props: { view: IJobView; onOpen: (id: string) => void; now: numb
   );
 }
 
-/** Every job, newest first, sweeps grouped; filter by state. */
+/** A group of jobs (a sweep, replicas or seeds, a contention test): its title opens its summary. */
+function JobGroup(props: {
+  group: IJobGroup & { sweep: string };
+  views: IJobView[];
+  service: PromoteService;
+  onOpen: (id: string) => void;
+  now: number;
+}): JSX.Element {
+  const trans = useTranslation();
+  const [open, setOpen] = React.useState(false);
+  const { group } = props;
+  const kind = groupKind(group.jobs);
+  const label = { grid: trans.__('sweep'), replicas: trans.__('replicas'), contention: trans.__('contention test') }[
+    kind
+  ];
+  return (
+    <li className="jp-Promote-sweep" data-sweep={group.sweep} data-kind={kind}>
+      <button
+        className="jp-Promote-jobButton jp-Promote-sweepTitle"
+        aria-expanded={open}
+        title={open ? trans.__('Hide the summary') : trans.__('Show the summary')}
+        onClick={() => setOpen(!open)}
+      >
+        {open ? '▾ ' : '▸ '}
+        {trans.__(
+          '%1 %2 · %3/%4 succeeded',
+          label,
+          group.sweep.slice(0, 8),
+          group.jobs.filter(j => j.state === 'succeeded').length,
+          group.jobs[0].record.sweep?.size ?? group.jobs.length
+        )}
+      </button>
+      {open && (
+        <SweepSummary service={props.service} id={group.sweep} settled={settledCount(props.views, group.sweep)} />
+      )}
+      <ul>
+        {group.jobs.map(view => (
+          <JobRow key={view.id} view={view} onOpen={props.onOpen} now={props.now} />
+        ))}
+      </ul>
+    </li>
+  );
+}
+
+/** Every job, newest first, groups together; filter by state. */
 export function JobList(props: {
   views: IJobView[];
+  service: PromoteService;
   filter: string;
   showFinished: boolean;
   onFilter: (state: string) => void;
@@ -81,21 +134,14 @@ export function JobList(props: {
           group.sweep === null ? (
             <JobRow key={group.jobs[0].id} view={group.jobs[0]} onOpen={props.onOpen} now={now} />
           ) : (
-            <li key={group.sweep} className="jp-Promote-sweep" data-sweep={group.sweep}>
-              <div className="jp-Promote-sweepTitle">
-                {trans.__(
-                  'sweep %1 · %2/%3 succeeded',
-                  group.sweep.slice(0, 8),
-                  group.jobs.filter(j => j.state === 'succeeded').length,
-                  group.jobs[0].record.sweep?.size ?? group.jobs.length
-                )}
-              </div>
-              <ul>
-                {group.jobs.map(view => (
-                  <JobRow key={view.id} view={view} onOpen={props.onOpen} now={now} />
-                ))}
-              </ul>
-            </li>
+            <JobGroup
+              key={group.sweep}
+              group={group as IJobGroup & { sweep: string }}
+              views={props.views}
+              service={props.service}
+              onOpen={props.onOpen}
+              now={now}
+            />
           )
         )}
       </ul>

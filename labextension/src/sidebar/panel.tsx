@@ -51,6 +51,7 @@ export class JobsPanel extends ReactWidget {
             return (
               <JobList
                 views={this.model.views}
+                service={this.model.service}
                 filter={this._filter}
                 showFinished={this._showFinished}
                 onFilter={state => {
