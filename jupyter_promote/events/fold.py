@@ -36,8 +36,7 @@ def problem(event: dict[str, Any]) -> str | None:
     if field_name and not isinstance(event.get(field_name), field_type):
         return f"a {kind} event whose {field_name} is not a {field_type.__name__}"
     if kind == "artifacts" and not all(
-        isinstance(f, dict) and isinstance(f.get("path"), str) and _whole(f.get("size"))
-        for f in event["files"]
+        isinstance(f, dict) and isinstance(f.get("path"), str) and _whole(f.get("size")) for f in event["files"]
     ):
         return "an artifacts event whose files are not {path, size}"
     return None

@@ -42,8 +42,8 @@ class CellTracker:
         self.number = {index: n for n, index in enumerate(indices, 1)}
         self.total = len(indices)
         # the notebook's own cells, without ours or papermill's injected ones: what a person counts as "cell 3 of 5"
-        injected = {INJECTED_TAG, PAPERMILL_INJECTED_TAG}
-        own = [i for i in indices if not injected & set(nb.cells[i].metadata.get("tags", []))]
+        self.injected_tags = {INJECTED_TAG, PAPERMILL_INJECTED_TAG}
+        own = [i for i in indices if not self.injected_tags & set(nb.cells[i].metadata.get("tags", []))]
         self.own_number = {index: n for n, index in enumerate(own, 1)}
         self.own_total = len(own)
         self.current: int | None = None
@@ -59,7 +59,7 @@ class CellTracker:
             "total": self.total,
             "own_number": self.own_number.get(index),
             "own_total": self.own_total,
-            "injected": bool(injected & set(tags)),
+            "injected": bool(self.injected_tags & set(tags)),
             "source": first[:120],
         }
 

@@ -16,7 +16,7 @@ from ..events import JobView
 from ..targets import Target
 from .lifecycle import JobHooks, JobLifecycle
 from .pipeline import Pipeline, Prepared
-from .request import GroupRequest, PromoteRequest, new_group_id, new_job_id
+from .request import GroupRequest, PromoteRequest, member, new_group_id, new_job_id
 from .sweep import PreparedSweep, group_dir, prepare_sweep, run_sweep, write_group_file
 
 #: The run directories of a contention group's two jobs, relative to the group's directory.
@@ -103,7 +103,7 @@ class GroupRun:
     def _contention_request(self, index: int) -> PromoteRequest:
         assert self.path is not None
         return dataclasses.replace(self.request, out=str(self.path / CONTENTION_DIRS[index]), job_id=self.ids[index],
-                                   sweep={"id": self.id, "index": index, "size": 2, "kind": "contention"})  # fmt: skip
+                                   sweep=member(self.id, index, 2, "contention"))  # fmt: skip
 
     async def _run_contention(self, on_done: Callable[[Prepared, JobView], None]) -> list[JobView]:
         from ..analysis.contention import Stress, StressWorkload, report

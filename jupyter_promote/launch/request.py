@@ -60,6 +60,11 @@ class GroupRequest:
     contention: str | None = None  # the stress spec ("cpu:4", "memory:1G", "gpu") of a contention group
 
 
+def member(group_id: str, index: int, size: int, kind: str) -> dict[str, Any]:
+    """A job's ``sweep`` field: which group it belongs to; ``kind`` only when it is not a plain sweep."""
+    return {"id": group_id, "index": index, "size": size, **({"kind": kind} if kind != "grid" else {})}
+
+
 def new_job_id() -> str:
     return uuid.uuid4().hex[:12]
 

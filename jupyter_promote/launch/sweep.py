@@ -32,7 +32,7 @@ from ..runtime.events import EventLog
 from ..targets import Target
 from .lifecycle import JobLifecycle
 from .pipeline import Pipeline, Prepared
-from .request import GroupRequest, PromoteRequest, default_run_dir, new_group_id, new_job_id
+from .request import GroupRequest, PromoteRequest, default_run_dir, member, new_group_id, new_job_id
 
 
 @dataclass
@@ -71,7 +71,7 @@ def prepare_sweep(
     path = group_dir(pipeline.runs_dir, request, group_id, kind)
     size = len(sets)
     first = dataclasses.replace(request, out=str(path / "tasks" / "0"), parameters={**request.parameters, **sets[0]},
-                                job_id=ids[0], sweep={"id": group_id, "index": 0, "size": size, "kind": kind})  # fmt: skip
+                                job_id=ids[0], sweep=member(group_id, 0, size, kind))  # fmt: skip
     try:
         head = pipeline.prepare(first)
         path.chmod(0o700)  # the sweep's shared lock and job notebook, like each task's run directory
@@ -82,7 +82,7 @@ def prepare_sweep(
         head.remove_on_refusal = False  # a task the target refuses stays, failed, in its group
         tasks = [head]
         for index in range(1, size):
-            sweep = {"id": group_id, "index": index, "size": size, "kind": kind}
+            sweep = member(group_id, index, size, kind)
             tasks.append(_task(path, head.record, ids[index], {**request.parameters, **sets[index]}, sweep))
         write_group_file(
             path, group_id, kind, request, [(t.record.id, t.record.parameters) for t in tasks], max_parallel

@@ -22,7 +22,7 @@ from ..launch.group import GroupRun
 from ..launch.launcher import Launcher
 from ..launch.lifecycle import JobLifecycle
 from ..launch.pipeline import Prepared
-from ..launch.request import GroupRequest, PromoteRequest, new_group_id, new_job_id
+from ..launch.request import GroupRequest, PromoteRequest, member, new_group_id, new_job_id
 from ..models import JobRecord, JobState
 from ..rundir import RunDir
 from ..runtime.events import EventLog
@@ -88,7 +88,7 @@ class JobManager:
             group.max_parallel = target.default_max_parallel()
         group_id, ids = new_group_id(), [new_job_id() for _ in group.sets]
         records = {job_id: self._pending(dataclasses.replace(request, parameters={**request.parameters, **values}),
-                                         job_id, {"id": group_id, "index": index, "size": len(ids), "kind": group.kind})
+                                         job_id, member(group_id, index, len(ids), group.kind))
                    for index, (job_id, values) in enumerate(zip(ids, group.sets, strict=True))}  # fmt: skip
         run = GroupRun(self.launcher.pipeline(), target, request, group,
                        lambda job_id: StoringHooks(self, records[job_id]), ids, group_id)  # fmt: skip
