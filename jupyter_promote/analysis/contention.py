@@ -36,6 +36,10 @@ _MEMORY = (
 _GPU = "import torch\na = torch.randn(4096, 4096, device='cuda')\nwhile True:\n    a = (a @ a).clamp_(-1, 1)\n"
 
 
+#: More co-located burners than this is a typo (or a fork bomb asked for over HTTP), not a test.
+MAX_BURNERS = 256
+
+
 @dataclass(frozen=True)
 class Stress:
     kind: str
@@ -49,14 +53,20 @@ class Stress:
                 n = int(level) if level else (os.cpu_count() or 1)
             except ValueError:
                 raise UsageError(f"contention {spec}: cpu:N takes a number of burners", subject="contention") from None
-            if n < 1:
-                raise UsageError(f"contention {spec}: at least one burner", subject="contention")
+            if not 1 <= n <= MAX_BURNERS:
+                raise UsageError(f"contention {spec}: between 1 and {MAX_BURNERS} burners", subject="contention")
             return cls("cpu", n)
         if kind == "memory":
             size = parse_memory(level) if level else _available_bytes() // 2
+            if size > _available_bytes():  # never the machine's own OOM killer, whoever asked
+                raise UsageError(f"contention {spec}: more memory than this machine has available",
+                                 subject="contention")  # fmt: skip
             return cls("memory", size)
         if kind == "gpu":
-            return cls("gpu", int(level) if level.isdigit() else 1)
+            n = int(level) if level.isdigit() else 1
+            if not 1 <= n <= MAX_BURNERS:
+                raise UsageError(f"contention {spec}: between 1 and {MAX_BURNERS} GPU loops", subject="contention")
+            return cls("gpu", n)
         raise UsageError(f"contention {spec}: not cpu[:N], memory[:SIZE] or gpu[:N]", subject="contention")
 
     def describe(self) -> str:

@@ -132,10 +132,9 @@ def group_request(
             if isinstance(seed, bool) or not isinstance(seed, int):
                 raise UsageError(f"seeds: {seed!r} is not a whole number", subject="seeds", field="seeds")
     runs = [{"seed": s} for s in seeds] if seeds is not None else [{}]
-    sets = [dict(run) for run in runs for _ in range(count)]
     from ..job.sweep import MAX_SWEEP_SIZE
 
-    if len(sets) > MAX_SWEEP_SIZE:
-        raise UsageError(f"replicas: {len(sets)} runs is more than {MAX_SWEEP_SIZE}", subject="replicas",
+    if len(runs) * count > MAX_SWEEP_SIZE:
+        raise UsageError(f"replicas: {len(runs) * count} runs is more than {MAX_SWEEP_SIZE}", subject="replicas",
                          field="replicas")  # fmt: skip
-    return GroupRequest("replicas", sets)
+    return GroupRequest("replicas", [dict(run) for run in runs for _ in range(count)])
