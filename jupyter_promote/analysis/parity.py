@@ -147,12 +147,23 @@ def environment_diff(notebook_lock: dict[str, Any], job_lock: dict[str, Any]) ->
 
 def job_environment(run_dir: Path, frozen_lock: dict[str, Any]) -> dict[str, Any]:
     """What the job ran with: the environment it recorded itself (``observed_env.json``), else, for a run
-    from before that or one that never reached its end, the lock it was made from."""
+    from before that or one that never reached its end, the lock it was made from, with the Python of the
+    image it ran in (an image's Python may differ in its patch version). The one rule of every judgement:
+    a job's own, ``compare``, and replicas judged together."""
     try:
         observed: dict[str, Any] = json.loads((Path(run_dir) / OBSERVED_FILE).read_text())
     except (OSError, ValueError):
-        return frozen_lock
-    return observed
+        pass
+    else:
+        return observed
+    try:
+        image = json.loads((Path(run_dir) / "job.json").read_text()).get("image") or {}
+    except (OSError, ValueError, AttributeError):
+        image = {}
+    python = (image.get("verification") or {}).get("python") if isinstance(image, dict) else None
+    if python:
+        return {**frozen_lock, "python": {**frozen_lock.get("python", {}), "version": python}}
+    return frozen_lock
 
 
 def _get(data: dict[str, Any], path: tuple[str, ...]) -> Any:

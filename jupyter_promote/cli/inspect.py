@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import EXIT_OK, EXIT_PARITY_FAILED, JobNotFound, UsageError
-from ..models import JobState
 from .signals import say
 
 
@@ -121,23 +120,15 @@ def find_run(job: str, runs_dir: str) -> Any:
 def reconcile(run: Any, app: Any) -> Any:
     """job.json brought up to date with the job's events and, when still unfinished, its target."""
     from ..events import JobView
-    from ..runtime.events import EventLog, read_events
+    from ..launch.follow import check_once
+    from ..runtime.events import read_events
     from ..targets import target_class
 
     record = run.read()
     view = JobView().fold(read_events(str(run.events)))
     if not view.state.final and record.handle:
-        target = target_class(record.target)(config=app.config)
-        status = asyncio.run(target.poll({record.id: record.handle}))[record.id]
-        if status.state is None or status.state.final:
-            EventLog(str(run.events), record.id).emit(
-                "status",
-                state=(status.state or JobState.FAILED).value,
-                reason=status.reason or "lost",
-                message=status.message or "the job is gone and never reported how it ended",
-                source="status",
-            )
-            view = JobView().fold(read_events(str(run.events)))
+        asyncio.run(check_once(record, run, target_class(record.target)(config=app.config)))
+        view = JobView().fold(read_events(str(run.events)))
     if view.seq:
         view.update(record)
         run.write(record)

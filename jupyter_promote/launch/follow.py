@@ -14,7 +14,8 @@ from collections.abc import Callable
 from typing import Any
 
 from ..events import JobView, problem
-from ..models import JobState
+from ..models import JobRecord, JobState
+from ..rundir import RunDir
 from ..runtime.events import EventLog, EventTail
 from ..targets import Target
 from ..targets.base import TargetStatus
@@ -120,24 +121,30 @@ async def follow(
             await asyncio.sleep(poll_interval)  # the runner's own final event wins if it made it
             drain()
             if not view.state.final:
-                prepared.log.emit(
-                    "status",
-                    state=status.state.value,
-                    reason=status.reason,
-                    message=status.message,
-                    source="target",
-                )
+                settle_from_target(prepared.log, status)
         elif status.state is None:  # ended; its final status event should be there
             ended_at = ended_at or time.monotonic()
             if time.monotonic() - ended_at > FINAL_EVENT_GRACE_S:
-                prepared.log.emit(
-                    "status",
-                    state="failed",
-                    reason="lost",
-                    message=f"the job ended (exit code {status.exit_code}) without reporting how",
-                    source="pipeline",
-                )
+                settle_from_target(prepared.log, status)
         await asyncio.sleep(poll_interval)
+
+
+def settle_from_target(log: EventLog, status: TargetStatus) -> None:
+    """The one rule for a job its own events leave unfinished while its target says it ended: the state the
+    target knows (scancel, a time limit), else ``failed``/``lost``. Used while following and by ``status``."""
+    if status.state is not None:
+        log.emit("status", state=status.state.value, reason=status.reason, message=status.message, source="target")
+    else:
+        log.emit("status", state="failed", reason="lost", source="target",
+                 message=f"the job ended (exit code {status.exit_code}) without reporting how")  # fmt: skip
+
+
+async def check_once(record: JobRecord, run: RunDir, target: Target) -> None:
+    """``jupyter promote status``'s look at an unfinished job: one poll; settled by :func:`settle_from_target`
+    when the target says it ended (the server instead follows the job again, by the same rule)."""
+    status = (await target.poll({record.id: record.handle}))[record.id]
+    if status.state is None or status.state.final:
+        settle_from_target(EventLog(str(run.events), record.id), status)
 
 
 async def _collect(

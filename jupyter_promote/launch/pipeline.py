@@ -223,10 +223,7 @@ class Pipeline:
         lock = read_lock(run.env_dir)
         if lock is None:
             return None
-        job_lock = lock
-        if record.image and record.image.get("verification", {}).get("python"):  # the image's own Python
-            job_lock = {**lock, "python": {**lock.get("python", {}), "version": record.image["verification"]["python"]}}
-        job_lock = parity.job_environment(run.path, job_lock)  # what the job recorded itself, when it did
+        job_lock = parity.job_environment(run.path, lock)  # what the job recorded itself, or its image's Python
         try:
             result = parity.judge(source, dict(view.metrics), lock, job_lock, self.parity_tolerance)
         except PromoteError as exc:  # a tolerance that is not one
