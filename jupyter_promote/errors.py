@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 #: Exit codes of ``jupyter promote``, documented in README.md.
 EXIT_OK = 0
 EXIT_JOB_FAILED = 1
@@ -34,7 +36,7 @@ class PromoteError(Exception):
         self.subject = subject
         self.field = field
 
-    def __reduce__(self):  # picklable with its keyword fields
+    def __reduce__(self) -> tuple[Any, ...]:  # picklable with its keyword fields
         return (_rebuild, (type(self), self.message, self.subject, self.field))
 
     def to_json(self) -> dict[str, str | None]:

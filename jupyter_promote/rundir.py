@@ -31,7 +31,7 @@ class RunDir:
     work_dir = property(lambda self: self.path / "work")  # the job's cwd; the files it wrote are its artifacts
 
     def exists(self) -> bool:
-        return self.job_json.is_file()
+        return bool(self.job_json.is_file())
 
     def read(self) -> JobRecord:
         try:

@@ -36,7 +36,8 @@ def _seed_and_replica_spread(vals: list[tuple[float, int, dict[str, Any]]]) -> d
 
 
 def read_sweep(path: Path) -> dict[str, Any]:
-    return json.loads((path / SWEEP_FILE).read_text())
+    sweep: dict[str, Any] = json.loads((path / SWEEP_FILE).read_text())
+    return sweep
 
 
 def summarise(path: Path) -> dict[str, Any]:

@@ -23,7 +23,7 @@ def notebook_findings(notebook: str, gpus: int | None, app: Any) -> list[Any]:
     from ..job.notebook import read_notebook
     from ..preflight import check_notebook
 
-    nb = nbformat.from_dict(read_notebook(os.path.abspath(notebook)))
+    nb = nbformat.from_dict(read_notebook(os.path.abspath(notebook)))  # type: ignore[no-untyped-call]
     return check_notebook(nb, gpus=gpus, env_allowlist=app.settings.env_allowlist)
 
 

@@ -91,7 +91,7 @@ class CellTracker:
 active_tracker: CellTracker | None = None
 
 
-class PromoteEngine(NBClientEngine):
+class PromoteEngine(NBClientEngine):  # type: ignore[misc]  # papermill ships no type hints
     """nbclient engine with jupyter-promote's cell hooks."""
 
     @classmethod

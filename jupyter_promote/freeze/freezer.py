@@ -134,7 +134,8 @@ def read_environment(
         last = (result.stderr.strip().splitlines() or ["no output"])[-1]
         raise KernelError(f"{interpreter.display}: introspection failed: {last}")
     try:
-        return json.loads(result.stdout)
+        lock: dict[str, Any] = json.loads(result.stdout)
+        return lock
     except ValueError:
         raise KernelError(f"{interpreter.display}: introspection printed something that is not JSON") from None
 

@@ -34,10 +34,10 @@ MARKER = ".promote-verified.json"
 
 def ensure(env_dir: str | os.PathLike[str], cache_dir: str | os.PathLike[str], base_python: str | None = None) -> Path:
     """The verified venv of the lock in ``env_dir`` (a frozen environment folder), made when missing."""
-    env_dir, cache = Path(env_dir), Path(cache_dir)
-    lock = json.loads((env_dir / LOCK_FILE).read_text())
+    folder, cache = Path(env_dir), Path(cache_dir)
+    lock = json.loads((folder / LOCK_FILE).read_text())
     key = lock["content_hash"].split(":")[-1][:32]
-    prefix = cache / key
+    prefix: Path = cache / key
     if (prefix / MARKER).is_file():
         return prefix
     cache.mkdir(parents=True, exist_ok=True)
@@ -47,7 +47,7 @@ def ensure(env_dir: str | os.PathLike[str], cache_dir: str | os.PathLike[str], b
             return prefix
         shutil.rmtree(prefix, ignore_errors=True)  # a half-made one, from a job killed while making it
         try:
-            _create(lock, env_dir, prefix, base_python)
+            _create(lock, folder, prefix, base_python)
             verification = compare(
                 lock, read_environment(Interpreter((str(prefix / "bin" / "python"),)), tuple(lock.get("env", {})))
             )

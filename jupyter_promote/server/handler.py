@@ -53,7 +53,8 @@ class PromoteHandler(APIHandler):
 
     @property
     def manager(self) -> JobManager:
-        return self.settings["jupyter_promote_jobs"]
+        manager: JobManager = self.settings["jupyter_promote_jobs"]
+        return manager
 
     @property
     def root_dir(self) -> str:

@@ -38,7 +38,8 @@ def preview(
     specs = KernelSpecManager().get_all_specs()
     kernels = [{"name": name, "display_name": spec["spec"].get("display_name", name)}
                for name, spec in sorted(specs.items()) if spec["spec"].get("language", "").lower() == "python"]  # fmt: skip
-    findings = check_notebook(nbformat.from_dict(nb), gpus=gpus, env_allowlist=env_allowlist)
+    notebook_node = nbformat.from_dict(nb)  # type: ignore[no-untyped-call]  # nbformat ships no type hints
+    findings = check_notebook(notebook_node, gpus=gpus, env_allowlist=env_allowlist)
     with tempfile.TemporaryDirectory(prefix="promote-preview-") as tmp:
         env = freeze(interpreter, os.path.join(tmp, "env"), env_allowlist=env_allowlist)
         result: dict[str, Any] = {
