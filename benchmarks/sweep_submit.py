@@ -24,7 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from jupyter_promote.launch.pipeline import Pipeline, PromoteRequest
+from jupyter_promote.launch.pipeline import Pipeline
+from jupyter_promote.launch.request import GroupRequest, PromoteRequest
 from jupyter_promote.launch.sweep import prepare_sweep
 from jupyter_promote.models import MonitorSettings
 from jupyter_promote.targets.slurm import SlurmTarget
@@ -47,7 +48,7 @@ async def bench(args: argparse.Namespace, work: Path) -> dict[str, object]:
     for _ in range(args.rounds):
         # array
         started = time.perf_counter()
-        sweep = prepare_sweep(pipeline, request, sets, None)
+        sweep = prepare_sweep(pipeline, request, GroupRequest("grid", sets), None)
         prepare_s.append(time.perf_counter() - started)
         target = SlurmTarget()
         started = time.perf_counter()
@@ -66,7 +67,7 @@ async def bench(args: argparse.Namespace, work: Path) -> dict[str, object]:
             polls.append((target.commands_run - before, time.perf_counter() - started))
         scancel({handles[0]["array"]})
         # 100 separate sbatch calls of the same tasks
-        sweep2 = prepare_sweep(pipeline, request, sets, None)
+        sweep2 = prepare_sweep(pipeline, request, GroupRequest("grid", sets), None)
         target2 = SlurmTarget()
         started = time.perf_counter()
         ids = set()

@@ -210,7 +210,9 @@ async def test_a_full_disk_settles_the_job_and_nothing_half_written_is_served(sm
 async def test_a_cancel_that_comes_while_the_target_takes_the_job_is_not_lost(tmp_path):
     import asyncio
 
-    from jupyter_promote.launch.pipeline import PromoteRequest
+    from jupyter_promote.config import PromoteSettings
+    from jupyter_promote.launch.launcher import Launcher
+    from jupyter_promote.launch.request import PromoteRequest
     from jupyter_promote.server.manager import JobManager
     from jupyter_promote.server.store import JobStore
     from jupyter_promote.targets.local import LocalTarget
@@ -221,8 +223,8 @@ async def test_a_cancel_that_comes_while_the_target_takes_the_job_is_not_lost(tm
             return await super().submit(record, run)
 
     store = JobStore(str(tmp_path / "jobs.sqlite"))
-    manager = JobManager(store, runs_dir=str(tmp_path / "runs"), env_allowlist=(), poll_interval=0.1,
-                         make_target=lambda name: SlowToTake())  # fmt: skip
+    settings = PromoteSettings(runs_dir=str(tmp_path / "runs"), env_allowlist=[], poll_interval=0.1)
+    manager = JobManager(store, Launcher(settings, make_target=lambda name: SlowToTake()))
     notebook = bogus_notebook(tmp_path / "nb")
     nb = json.loads(notebook.read_text())
     nb["cells"] = [{"cell_type": "code", "execution_count": None, "id": "s", "metadata": {}, "outputs": [],

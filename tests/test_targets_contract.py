@@ -7,7 +7,8 @@ import asyncio
 import pytest
 from conftest import BASE_IMAGE, NOTEBOOKS, SMALL_KERNEL, on_kernel
 
-from jupyter_promote.launch.pipeline import ImageRequest, Pipeline, PromoteRequest
+from jupyter_promote.launch.pipeline import Pipeline
+from jupyter_promote.launch.request import ImageRequest, PromoteRequest
 from jupyter_promote.models import JobState, MonitorSettings
 from jupyter_promote.targets import load_target_classes
 
