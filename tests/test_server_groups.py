@@ -42,9 +42,10 @@ async def test_seeds_and_replicas_from_post_jobs_are_judged_together(jp_fetch, j
 
 
 async def _summary(jp_fetch, group_id, records):
-    for _ in range(100):  # the group is judged once its last job ended
+    for _ in range(100):  # replicas are judged together once the last one ended
         _, summary = await api(jp_fetch, "sweeps", group_id)
-        if all(r.get("parity") for r in [(await api(jp_fetch, "jobs", t["job"]))[1] for t in summary["tasks"]]):
+        judged = [(await api(jp_fetch, "jobs", t["job"]))[1].get("parity") for t in summary["tasks"]]
+        if all(judged):
             return summary
         await asyncio.sleep(0.2)
     return summary

@@ -93,7 +93,10 @@ def _create(lock: dict[str, Any], env_dir: Path, prefix: Path, python: str | Non
 
 
 def _run(command: list[str], what: str) -> None:
-    result = subprocess.run(command, capture_output=True, text=True, check=False)
+    # the submitter's PYTHONPATH travels with the batch job: pip would take the packages it finds there for
+    # installed ones and leave the venv without them (found by the server's own Slurm test)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+    result = subprocess.run(command, capture_output=True, text=True, check=False, env=env)
     if result.returncode != 0:
         tail = "\n".join((result.stderr or result.stdout).strip().splitlines()[-15:])
         raise ImageError(f"{what} failed (exit {result.returncode}):\n{tail}")

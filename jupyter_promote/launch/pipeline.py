@@ -38,6 +38,7 @@ class Prepared:
     log: EventLog
     created_dir: bool = True  # whether prepare made the run directory (else it emptied a given one)
     remove_on_refusal: bool = True  # a target's refusal removes the run directory (not a group's task's)
+    judge_alone: bool = True  # parity judged as the job ends (replicas are judged together, with the seed band)
 
 
 def _remove_run(path: Path, created: bool) -> None:
@@ -202,7 +203,7 @@ class Pipeline:
         from .follow import follow
 
         view = await follow(prepared, target, on_event, self.poll_interval, self.target_patience)
-        if view.state is JobState.SUCCEEDED:
+        if view.state is JobState.SUCCEEDED and prepared.judge_alone:
             self.judge(prepared, view)
         return view
 

@@ -90,6 +90,8 @@ def prepare_sweep(
     except BaseException:
         shutil.rmtree(path, ignore_errors=True)
         raise
+    for task in tasks:
+        task.judge_alone = kind != "replicas"
     return PreparedSweep(group_id, path, tasks, max_parallel, kind)
 
 

@@ -129,6 +129,9 @@ class JobManager:
         try:
             await asyncio.to_thread(run.prepare)
             await run.run()
+            for job in run.jobs.values():  # replicas are judged together once all ended: their verdicts stored
+                if job.prepared is not None and job.prepared.run.exists():
+                    self.store.put_job(job.prepared.run.read(), str(job.prepared.run.path))
         except PromoteError as exc:
             reason, message = "invalid", str(exc)
         except Exception as exc:
