@@ -31,7 +31,7 @@ FINAL_STATES = frozenset({JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLE
 
 #: The reasons carried in job.json's ``reason``, as the runner, the targets and ``status`` set them.
 FAILURE_REASONS = (
-    "error", "nan", "stall", "throughput", "oom", "timeout", "killed", "lost", "cancelled", "disk_full",
+    "error", "nan", "stall", "throughput", "oom", "timeout", "killed", "lost", "cancelled", "disk_full", "unresponsive",
 )  # fmt: skip
 
 _MEMORY_UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}

@@ -239,3 +239,14 @@ def _which(name: str) -> str | None:
     import shutil
 
     return shutil.which(name)
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """The fault suite's figures (tests/fault_ledger.py), as this run saw them."""
+    import fault_ledger
+
+    lines = fault_ledger.summary()
+    if lines:
+        terminalreporter.section("fault suite figures")
+        for line in lines:
+            terminalreporter.write_line(line)

@@ -9,6 +9,7 @@ import json
 import urllib.error
 import urllib.request
 
+import fault_ledger
 import pytest
 from conftest import NOTEBOOKS
 from hypothesis import HealthCheck, given, settings
@@ -71,6 +72,7 @@ def post(server: Server, data: bytes) -> tuple[int, dict]:
 
 def check(server: Server, data: bytes) -> None:
     code, body = post(server, data)
+    fault_ledger.fuzzed(code)
     assert code in (202, 400, 403, 404, 503), (data[:200], code, body)
     if code == 202:  # a valid request: a real job, stopped at once
         for job_id in body.get("ids", [body["id"]]):
@@ -91,3 +93,10 @@ def test_post_jobs_never_answers_500(server, body):
 def test_raw_bodies_browsers_cannot_send_are_400s(server):
     for raw in RAW:
         check(server, raw.encode("utf-8", "surrogateescape"))
+
+
+def test_every_job_the_fuzz_started_reaches_a_final_state(server):
+    # Every body the server accepted made a real job, cancelled at once: each ends, with a reason
+    jobs = server.call("GET", "jobs?limit=200")["jobs"]
+    for job in jobs:
+        fault_ledger.check_job(server.call, job["id"], 120, prepared=False)

@@ -13,100 +13,17 @@ import os
 import shutil
 import signal
 import sys
-import threading
-import time
 from pathlib import Path
 from typing import Any
 
 from ..models import JobRecord
 from ..rundir import RunDir
 from ..runtime.events import EventLog, EventTail
+from .supervisor import Pulse, Supervisor
 from .workdir import StagedInputs, artifacts, stage
 
-KILL_GRACE_S = 20.0  # how long a cell interrupted by the monitor may take to stop before its kernel is killed
 _MEMORY_ERRORS = {"OutOfMemoryError", "MemoryError"}
 _MONITOR_ERRORS = {"NonFiniteError": "nan", "StallError": "stall"}
-
-
-class Supervisor:
-    """Watches the kernel from outside it, in a thread of the runner."""
-
-    def __init__(self, run: RunDir, record: JobRecord, log: EventLog) -> None:
-        self.run = run
-        self.log = log
-        self.deadline = time.monotonic() + record.resources.time_limit_s if record.resources.time_limit_s else None
-        self.stall_timeout = record.monitor.stall_timeout_s
-        self.silence_limit = record.monitor.stall_timeout_s + 3 * record.monitor.heartbeat_s
-        self.kernel_pid: int | None = None
-        self.stop_reason: str | None = None  # "cancelled" or "timeout"
-        self.fatal: dict[str, Any] | None = None  # the monitor alert that failed the job
-        self._fatal_at: float | None = None
-        self._last_kernel_event = time.monotonic()
-        self._tail = EventTail(str(run.events))
-        self._done = threading.Event()
-
-    def start(self) -> None:
-        threading.Thread(target=self._loop, name="promote-supervisor", daemon=True).start()
-
-    def close(self) -> None:
-        self._done.set()
-
-    def stop(self, reason: str) -> None:
-        """Stop the job for ``reason`` (cancelled, timeout): kill the kernel, papermill then raises."""
-        if self.stop_reason is None:
-            self.stop_reason = reason
-        if self.kernel_pid is None:
-            raise KeyboardInterrupt  # no kernel yet: unwind the runner's main thread
-        self._kill_kernel()
-
-    def _kill_kernel(self) -> None:
-        pid = self.kernel_pid
-        if pid is None:
-            return
-        try:
-            if os.getpgid(pid) == pid:  # jupyter_client starts kernels in their own session
-                os.killpg(pid, signal.SIGKILL)
-            else:
-                os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-
-    def _loop(self) -> None:
-        from . import papermill_engine as engine  # imported by run() already
-
-        while not self._done.wait(0.5):
-            now = time.monotonic()
-            for event in self._tail.read():
-                if event["type"] in ("heartbeat", "step", "metric", "gpu", "alert") and event.get("source") != "runner":
-                    self._last_kernel_event = now
-                if event["type"] == "heartbeat" and event.get("started"):
-                    self.kernel_pid = int(event["pid"])
-                if event["type"] == "alert" and event.get("action") == "fail" and self.fatal is None:
-                    self.fatal, self._fatal_at = event, now
-            if self.deadline is not None and now > self.deadline and self.stop_reason is None:
-                self.stop_reason = "timeout"
-                self._kill_kernel()
-            if self._fatal_at is not None and now - self._fatal_at > KILL_GRACE_S:
-                self._kill_kernel()  # the interrupted cell did not stop
-                self._fatal_at = None
-            tracker = engine.active_tracker
-            running = tracker is not None and tracker.current is not None
-            if (
-                running
-                and self.kernel_pid
-                and self.fatal is None
-                and now - self._last_kernel_event > self.silence_limit
-            ):
-                # the kernel stopped answering altogether (a hung C call holding the GIL): judge from outside
-                self.fatal = self.log.emit(
-                    "alert",
-                    kind="stall",
-                    action="fail",
-                    source="runner",
-                    message=f"the kernel sent nothing for {now - self._last_kernel_event:.0f} s "
-                    f"(stall timeout {self.stall_timeout:g} s); it was killed",
-                )
-                self._kill_kernel()
 
 
 #: Seconds a job kernel may take to start (``PROMOTE_KERNEL_START_TIMEOUT`` overrides).
@@ -237,6 +154,18 @@ def run(run_dir: str) -> int:
     signal.signal(signal.SIGTERM, lambda *_: supervisor.stop("cancelled"))
     signal.signal(signal.SIGINT, lambda *_: supervisor.stop("cancelled"))
     log.emit("status", state="running", source="runner", pid=os.getpid())
+    with Pulse(log, record.monitor.heartbeat_s):
+        state, reason, message = _execute(run, record, log, supervisor)
+    log.emit("status", state=state, reason=reason, message=message, source="runner")
+    if message:
+        print(f"jupyter-promote: job {state}: {message}", file=sys.stderr, flush=True)
+    return {"succeeded": 0, "cancelled": 130}.get(state, 1)
+
+
+def _execute(
+    run: RunDir, record: JobRecord, log: EventLog, supervisor: Supervisor
+) -> tuple[str, str | None, str | None]:
+    """Execute the job notebook under ``supervisor`` and classify how it ended: (state, reason, message)."""
     error: BaseException | None = None
     staged: StagedInputs | None = None
     try:
@@ -288,10 +217,7 @@ def run(run_dir: str) -> int:
     state, reason, message = outcome(error, supervisor, tracker)
     if state == "succeeded":  # before the final status: whoever judges parity on it reads this record
         _record_environment(run, os.environ.get("JUPYTER_PROMOTE_KERNEL") or record.kernel, events)
-    log.emit("status", state=state, reason=reason, message=message, source="runner")
-    if message:
-        print(f"jupyter-promote: job {state}: {message}", file=sys.stderr, flush=True)
-    return {"succeeded": 0, "cancelled": 130}.get(state, 1)
+    return state, reason, message
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -54,6 +54,8 @@ DEFAULT_ENV_ALLOWLIST = (
     "LC_ALL",
 )
 _INTROSPECT = Path(__file__).with_name("introspect.py")
+#: Seconds a kernel's interpreter may take to describe its environment (a preview allows less).
+INTROSPECT_TIMEOUT_S = 300.0
 _SKIP_DIRS = {".git", "__pycache__", "build", "dist", ".venv", ".tox", "node_modules", ".ipynb_checkpoints"}
 
 
@@ -120,16 +122,18 @@ def environment_card(lock: dict[str, Any]) -> dict[str, Any]:
 
 
 def read_environment(
-    interpreter: Interpreter, env_allowlist: tuple[str, ...] = DEFAULT_ENV_ALLOWLIST
+    interpreter: Interpreter,
+    env_allowlist: tuple[str, ...] = DEFAULT_ENV_ALLOWLIST,
+    timeout: float = INTROSPECT_TIMEOUT_S,
 ) -> dict[str, Any]:
-    """Run the introspection program in ``interpreter`` and return its document."""
+    """Run the introspection program in ``interpreter`` and return its document (within ``timeout`` seconds)."""
     command = [*interpreter.command, "-I", str(_INTROSPECT), ",".join(env_allowlist)]
     try:
-        result = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+        result = subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=False)
     except OSError as exc:
         raise KernelError(f"{interpreter.display}: cannot start: {exc.strerror}") from None
     except subprocess.TimeoutExpired:
-        raise KernelError(f"{interpreter.display}: introspection did not finish within 300 s") from None
+        raise KernelError(f"{interpreter.display}: introspection did not finish within {timeout:g} s") from None
     if result.returncode != 0:
         last = (result.stderr.strip().splitlines() or ["no output"])[-1]
         raise KernelError(f"{interpreter.display}: introspection failed: {last}")
@@ -145,12 +149,14 @@ def freeze(
     out_dir: str | os.PathLike[str],
     *,
     env_allowlist: tuple[str, ...] = DEFAULT_ENV_ALLOWLIST,
+    timeout: float = INTROSPECT_TIMEOUT_S,
 ) -> FrozenEnv:
     """Freeze ``interpreter``'s environment into ``out_dir`` (lock, requirements, wheels for local code).
 
-    Raises :class:`FreezeError`, leaving ``out_dir`` untouched, when a package cannot be reproduced.
+    Raises :class:`FreezeError`, leaving ``out_dir`` untouched, when a package cannot be reproduced, and
+    :class:`KernelError` when the interpreter cannot be introspected within ``timeout`` seconds.
     """
-    doc = read_environment(interpreter, env_allowlist)
+    doc = read_environment(interpreter, env_allowlist, timeout)
     lock = build_lock(doc, kernel=interpreter.kernel, created_at=round(time.time(), 3), host=socket.gethostname())
     out = Path(out_dir)
     out.parent.mkdir(parents=True, exist_ok=True)

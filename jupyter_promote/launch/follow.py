@@ -8,6 +8,7 @@ that cannot be folded are set aside and reported once as ``bad_event`` alerts, n
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import time
 from collections.abc import Callable
@@ -25,6 +26,45 @@ from .pipeline import Prepared
 TARGET_PATIENCE_S = float(os.environ.get("PROMOTE_TARGET_PATIENCE", "600"))
 #: Seconds a target may report a job as ended before its final event must be in the log.
 FINAL_EVENT_GRACE_S = 5.0
+
+
+class RunnerSilence:
+    """The runner's own heartbeats (``source: runner``), watched while the job runs: a runner that sends
+    none for three of its heartbeats (and 5 s) is reported once (``runner_silent``); one silent past the
+    kernel's silence limit (the stall timeout and three heartbeats, the runner's own rule for its kernel)
+    has stopped (SIGSTOP, a frozen node) and its job is settled ``failed``/``unresponsive``. Jobs whose
+    runner sends no pulse (an older runner) are not judged.
+    """
+
+    def __init__(self, record: JobRecord) -> None:
+        heartbeat = record.monitor.heartbeat_s
+        self.warn_after = 3 * heartbeat + 5
+        self.limit = max(self.warn_after, record.monitor.stall_timeout_s + 3 * heartbeat)
+        self.last: float | None = None
+        self.warned = False
+
+    def saw(self, event: dict[str, Any]) -> None:
+        if event["type"] == "heartbeat" and event.get("source") == "runner":
+            self.last, self.warned = time.monotonic(), False
+
+    def check(self, view: JobView, log: EventLog) -> bool:
+        """Report a silent runner; True when it has been silent too long (the job must be stopped)."""
+        if view.state is not JobState.RUNNING:
+            self.last = None  # back in the queue (requeued): a new runner will start its pulse again
+            return False
+        if self.last is None:
+            return False
+        quiet = time.monotonic() - self.last
+        if quiet > self.limit:
+            log.emit("status", state="failed", reason="unresponsive", source="pipeline",
+                     message=f"the job's runner sent nothing for {quiet:.0f} s (stopped or hung); it was stopped")  # fmt: skip
+            return True
+        if quiet > self.warn_after and not self.warned:
+            self.warned = True
+            log.emit("alert", kind="runner_silent", action="alert", source="pipeline",
+                     message=f"the job's runner has sent nothing for {quiet:.0f} s; it is stopped or hung "
+                     f"(the job fails after {self.limit:.0f} s)")  # fmt: skip
+        return False
 
 
 def _set_aside(events: list[dict[str, Any]], tail: EventTail, log: EventLog) -> list[dict[str, Any]]:
@@ -71,12 +111,14 @@ async def follow(
     reported_queue: tuple[str | None, str | None] = (None, None)
     unreachable_since: float | None = None  # the target stopped answering (an engine or controller restart)
     written = (view.state, view.reason, 0.0)  # job.json: at once on a state change, else at most 1/s
+    silence = RunnerSilence(record)
 
     def drain() -> None:
         nonlocal written
         events = tail.read()
         for event in _set_aside(events, tail, prepared.log):
             view.apply(event)
+            silence.saw(event)
             if on_event is not None:
                 on_event(event, view)
         now = time.monotonic()
@@ -90,6 +132,10 @@ async def follow(
         if view.state.final:
             await _collect(prepared, target, view, drain, poll_interval)
             return view
+        if silence.check(view, prepared.log):
+            with contextlib.suppress(Exception):  # stopped on its target as far as it answers; settled anyway
+                await target.cancel(record.handle)
+            continue
         try:
             status = (await target.poll({record.id: record.handle}))[record.id]
         except Exception as exc:  # a target that does not answer now may answer soon: retried, then settled

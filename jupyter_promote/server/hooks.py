@@ -28,10 +28,10 @@ PREPARE_POLL_S = 0.25
 class StoringHooks(JobHooks):
     """Stores and publishes one job's events and record for a :class:`JobManager`."""
 
-    def __init__(self, manager: JobManager, record: JobRecord) -> None:
+    def __init__(self, manager: JobManager, record: JobRecord, run_dir: str | None = None) -> None:
         self.manager = manager
         self.record = record
-        self.run_dir: str | None = None
+        self.run_dir = run_dir  # known once preparing made it (or, for a job followed again, from the store)
         self.loop = asyncio.get_running_loop()
         self._publishing: asyncio.Task[None] | None = None
         self._batch: list[dict[str, Any]] = []
@@ -52,6 +52,8 @@ class StoringHooks(JobHooks):
             self._publishing.cancel()
 
     def _start_publishing(self, run: RunDir) -> None:
+        self.run_dir = str(run.path)  # stored at once: a job that ends before it is prepared ends in its folder
+        self.manager.store.put_job(self.record, self.run_dir)
         self._publishing = self.loop.create_task(self._publish_while_preparing(run))
 
     def _prepared(self, prepared: Prepared) -> None:

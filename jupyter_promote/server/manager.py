@@ -18,6 +18,7 @@ from typing import Any
 
 from ..analysis.spread import SWEEP_FILE
 from ..errors import JobCancelled, JobNotFound, PromoteError, UsageError
+from ..events import problem
 from ..launch.group import GroupRun
 from ..launch.launcher import Launcher
 from ..launch.lifecycle import JobLifecycle
@@ -25,7 +26,7 @@ from ..launch.pipeline import Prepared
 from ..launch.request import GroupRequest, PromoteRequest, member, new_group_id, new_job_id
 from ..models import JobRecord, JobState
 from ..rundir import RunDir
-from ..runtime.events import EventLog
+from ..runtime.events import EventLog, EventTail
 from ..targets import Target
 from .hooks import StoringHooks
 from .store import JobStore, ServerLease
@@ -149,15 +150,29 @@ class JobManager:
                         self.end_unsubmitted(stored[0], "failed", reason, message)
 
     def end_unsubmitted(self, record: JobRecord, state: str, reason: str, message: str) -> None:
-        """Settle a job that has no run directory to write to (never prepared, or refused and removed)."""
+        """Settle a job that was never submitted. Its final event goes through its run directory's event log
+        when it has one (one source of seqs for the file and the store, job.json updated too); else (never
+        prepared, or refused and removed) it is numbered after what the store holds."""
         record.state, record.reason, record.message = JobState(state), reason, message
         record.finished_at = round(time.time(), 3)
-        self.store.put_job(record, None)
-        # after what preparing published (a freeze that failed after its first event)
-        event = {"seq": self.store.last_seq(record.id) + 1, "ts": record.finished_at, "job": record.id,
-                 "type": "status", "state": state, "stage": "finished", "reason": reason, "message": message,
-                 "source": "server"}  # fmt: skip
-        new = self.store.add_events(record.id, [event])
+        fields = {"state": state, "stage": "finished", "reason": reason, "message": message, "source": "server"}
+        found = self.store.get_job(record.id)
+        run = RunDir(found[1]) if found is not None and found[1] else None
+        events: list[dict[str, Any]] = []
+        if run is not None and run.exists():
+            try:
+                EventLog(str(run.events), record.id).emit("status", **fields)
+                run.write(record)
+                tail = EventTail(str(run.events), after=self.store.last_seq(record.id), job=record.id)
+                events = [event for event in tail.read() if problem(event) is None]
+            except OSError as exc:  # a full disk: the store alone says how it ended
+                log.warning("jupyter-promote: job %s: could not write its end to %s: %s", record.id, run.path, exc)
+                events, run = [], None
+        if not events:
+            events = [{"seq": self.store.last_seq(record.id) + 1, "ts": record.finished_at, "job": record.id,
+                       "type": "status", **fields}]  # fmt: skip
+        self.store.put_job(record, str(run.path) if run is not None else None)
+        new = self.store.add_events(record.id, events)
         if new:
             self.publish(record.id, new)
 
@@ -221,7 +236,7 @@ class JobManager:
                 self.end_unsubmitted(current, "failed", "lost", str(exc))
                 continue
             assert run is not None  # a handle is only ever written into a run directory's job.json
-            job = JobLifecycle(self.launcher.pipeline(), target, StoringHooks(self, current))
+            job = JobLifecycle(self.launcher.pipeline(), target, StoringHooks(self, current, run_dir))
             job.prepared = Prepared(current, run, None, False, EventLog(str(run.events), current.id))  # type: ignore[arg-type]
             self._active[current.id] = job
             self._spawn(self._follow_again(job))

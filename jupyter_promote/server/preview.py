@@ -10,6 +10,10 @@ from typing import Any
 
 from ..errors import PromoteError
 
+#: Seconds the dialog's preview waits for a kernel's interpreter to describe its environment (a promote
+#: itself waits longer): a kernel that hangs answers the dialog with one line soon, never holds a thread long.
+PREVIEW_TIMEOUT_S = 45.0
+
 
 def preview(
     notebook: str,
@@ -41,7 +45,7 @@ def preview(
     notebook_node = nbformat.from_dict(nb)  # type: ignore[no-untyped-call]  # nbformat ships no type hints
     findings = check_notebook(notebook_node, gpus=gpus, env_allowlist=env_allowlist)
     with tempfile.TemporaryDirectory(prefix="promote-preview-") as tmp:
-        env = freeze(interpreter, os.path.join(tmp, "env"), env_allowlist=env_allowlist)
+        env = freeze(interpreter, os.path.join(tmp, "env"), env_allowlist=env_allowlist, timeout=PREVIEW_TIMEOUT_S)
         result: dict[str, Any] = {
             "kernel": own,
             "kernels": kernels,
