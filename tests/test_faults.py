@@ -12,7 +12,7 @@ import subprocess
 
 import pytest
 from conftest import events, job
-from test_server import api
+from test_server import api, error
 from test_server_home import jp_server_config, wait_final  # noqa: F401 (a fixture)
 
 BOGUS = '{"seq":100000,"type":"status","state":"bogus"}'
@@ -272,3 +272,25 @@ def test_a_cell_nested_too_deeply_is_reported_not_fatal():
     nb.cells = [new_code_cell("a = 1\nx = " + " + ".join(["a"] * 3000)), new_code_cell("print(b)")]
     found = {(f.kind, f.cell) for f in check_notebook(nbformat.from_dict(nb))}
     assert ("syntax", 1) in found and ("undefined", 2) in found
+
+
+async def test_a_kernel_that_hangs_answers_the_dialogs_preview_with_one_line_soon(jp_fetch, jp_root_dir, tmp_path,
+                                                                                  monkeypatch):  # fmt: skip
+    # Given a notebook whose kernel's interpreter never answers (a hung network mount, a broken conda hook)
+    from jupyter_promote.server import preview
+
+    wrapper = tmp_path / "hung-python"
+    wrapper.write_text("#!/bin/sh\nexec sleep 600\n")
+    wrapper.chmod(0o755)
+    spec = tmp_path / "share" / "kernels" / "hung"
+    spec.mkdir(parents=True)
+    (spec / "kernel.json").write_text(json.dumps({"argv": [str(wrapper), "-f", "{connection_file}"],
+                                                  "display_name": "hung", "language": "python"}))  # fmt: skip
+    monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "share"))
+    monkeypatch.setattr(preview, "PREVIEW_TIMEOUT_S", 3.0)
+    bogus_notebook(jp_root_dir)
+    # When the dialog asks for its preview
+    code, body = await error(jp_fetch, "freeze", method="POST", body={"notebook": "bogus.ipynb", "kernel": "hung"})
+    # Then it is told in one line, once the preview's (short) timeout has passed, and the interpreter is stopped
+    assert code == 400 and "did not finish within 3 s" in body["message"] and "\n" not in body["message"], body
+    assert subprocess.run(["pgrep", "-f", str(wrapper)], capture_output=True).returncode == 1
