@@ -7,6 +7,7 @@ from __future__ import annotations
 import shutil
 import sys
 
+import fault_ledger
 from conftest import NOTEBOOKS, wait_for
 from live_server import Server
 
@@ -25,6 +26,7 @@ def test_restart_resumes_watching_a_running_job(tmp_path):
         finally:
             server.stop()
         # the job's runner lives in its own session: it outlives the server
+        fault_ledger.injected("server stopped and started while running")
         server.start()
         try:
             assert server.call("GET", "jobs", job_id)["state"] == "running"
@@ -32,9 +34,7 @@ def test_restart_resumes_watching_a_running_job(tmp_path):
             wait_for(lambda: max(e["seq"] for e in server.call("GET", "jobs", job_id, "events")["events"]) > heartbeat + 1,
                      30, "events after the restart")  # fmt: skip
             server.call("DELETE", "jobs", job_id)
-            record = wait_for(
-                lambda: (r := server.call("GET", "jobs", job_id))["state"] == "cancelled" and r, 60, "cancel"
-            )
+            record = fault_ledger.check_job(server.call, job_id, 60, states=("cancelled",))
             assert record["reason"] == "cancelled"
             events = server.call("GET", "jobs", job_id, "events")["events"]
             seqs = [e["seq"] for e in events]
@@ -62,6 +62,7 @@ def test_a_second_server_on_the_same_store_leaves_the_first_ones_jobs_alone(tmp_
             running, waiting = sweep["ids"]
             wait_for(lambda: first.call("GET", "jobs", running)["state"] == "running", 90, "the first task to run")
             # When a second server starts on the same store (a second `jupyter lab`)
+            fault_ledger.injected("a second server on the same store")
             second.start()
             try:
                 # Then it neither fails the waiting task as lost nor takes over the running one
@@ -77,7 +78,8 @@ def test_a_second_server_on_the_same_store_leaves_the_first_ones_jobs_alone(tmp_
                 lambda: (r := first.call("GET", "jobs", waiting))["state"] == "running" and r, 120, "task 2"
             )
             first.call("DELETE", "jobs", waiting)
-            wait_for(lambda: first.call("GET", "jobs", waiting)["state"] == "cancelled", 60, "task 2 cancelled")
+            for job_id in (running, waiting):
+                fault_ledger.check_job(first.call, job_id, 60, states=("cancelled",))
             assert record["sweep"]["index"] == 1
         finally:
             first.stop()
@@ -95,15 +97,12 @@ def test_a_server_killed_outright_picks_its_jobs_up_again(tmp_path):
         wait_for(lambda: server.call("GET", "jobs", job_id)["state"] == "running", 90, "the job to run")
         server.proc.kill()
         server.proc.wait()
+        fault_ledger.injected("server SIGKILL while running")
         # When it is started again
         server.start()
         try:
             # Then the job is followed to its end, every event stored once and in order
-            record = wait_for(
-                lambda: (r := server.call("GET", "jobs", job_id))["state"] == "succeeded" and r, 120, "end"
-            )
+            record = fault_ledger.check_job(server.call, job_id, 120, states=("succeeded",))
             assert record["reason"] is None
-            seqs = [e["seq"] for e in server.call("GET", "jobs", job_id, "events")["events"]]
-            assert seqs == list(range(1, len(seqs) + 1))
         finally:
             server.stop()
