@@ -169,9 +169,9 @@ export function viewOf(record: IJobRecord): IJobView {
   };
 }
 
-/** The view of a job nothing is known of yet: pending, seq 0, everything else empty (what golden streams fold from). */
-export function emptyView(id: string): IJobView {
-  return viewOf({
+/** The record of a job nothing is known of yet: pending, everything else empty. */
+export function emptyRecord(id: string): IJobRecord {
+  return {
     id,
     notebook: '',
     target: '',
@@ -191,7 +191,12 @@ export function emptyView(id: string): IJobView {
     updated_at: 0,
     sweep: null,
     parity: null
-  });
+  };
+}
+
+/** The view of a job nothing is known of yet: pending, seq 0, everything else empty (what golden streams fold from). */
+export function emptyView(id: string): IJobView {
+  return viewOf(emptyRecord(id));
 }
 
 /** A newer record of the same job (a reload, a GET): keeps what the events told, takes the record's state. */

@@ -17,6 +17,7 @@ import {
   groupJobs,
   hasGap,
   parseParameter,
+  emptyRecord,
   problem,
   viewOf,
   withRecord
@@ -25,25 +26,12 @@ import { IParameter } from '../tokens';
 
 function record(fields: Partial<IJobRecord> = {}): IJobRecord {
   return {
-    id: 'abc123',
+    ...emptyRecord('abc123'),
     notebook: '/home/me/train.ipynb',
     target: 'local',
     kernel: 'python3',
-    state: 'pending',
-    reason: null,
-    message: null,
-    parameters: {},
-    resources: {},
-    monitor: {},
-    metrics: {},
-    image: null,
-    lock_hash: null,
     created_at: 100,
-    started_at: null,
-    finished_at: null,
     updated_at: 100,
-    sweep: null,
-    parity: null,
     ...fields
   };
 }

@@ -1,27 +1,16 @@
-import { IJobRecord, viewOf } from '../model';
+import { emptyRecord, IJobRecord, viewOf } from '../model';
 import { contentionRates, divergenceValues, formatValue, groupKind, settledCount, stateCounts } from '../sweep';
 
 function member(id: string, state: IJobRecord['state'], kind?: 'grid' | 'replicas' | 'contention'): IJobRecord {
   return {
-    id,
+    ...emptyRecord(id),
     notebook: '/home/me/train.ipynb',
     target: 'local',
     kernel: 'python3',
     state,
-    reason: null,
-    message: null,
-    parameters: {},
-    resources: {},
-    monitor: {},
-    metrics: {},
-    image: null,
-    lock_hash: null,
     created_at: 1,
-    started_at: null,
-    finished_at: null,
     updated_at: 1,
-    sweep: { id: 'g1', index: 0, size: 3, kind },
-    parity: null
+    sweep: { id: 'g1', index: 0, size: 3, kind }
   };
 }
 
