@@ -93,6 +93,7 @@ def cli(tmp_path: Path) -> CLI:
 # ---- Docker: the engine, the offline base image, a small kernel environment, a registry ------------
 BASE_IMAGE = os.environ.get("PROMOTE_TEST_BASE_IMAGE", "jupyter-promote/base:bookworm")
 SMALL_KERNEL = "promote-small"
+TORCH_KERNEL = "promote-torch"
 
 
 def docker_ready() -> None:
@@ -104,41 +105,37 @@ def docker_ready() -> None:
         )
 
 
+def kernel_venv(name: str, requirements: list[str], tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """A kernelspec ``name`` over a venv (kept in .envs/NAME) of ``requirements`` (pip arguments), and the
+    environment variables that make it visible (JUPYTER_PATH)."""
+    venv = ROOT / ".envs" / name
+    if not (venv / "bin" / "python").exists() or not (venv / ".complete").exists():
+        subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True)
+        subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", *requirements], check=True)
+        (venv / ".complete").write_text("ok\n")
+    path = tmp_path_factory.mktemp("jupyter-path")
+    spec = path / "kernels" / name
+    spec.mkdir(parents=True)
+    argv = [str(venv / "bin" / "python"), "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+    (spec / "kernel.json").write_text(json.dumps({"argv": argv, "display_name": name, "language": "python"}))
+    return {"JUPYTER_PATH": str(path), "PROMOTE_SMALL_PYTHON": str(venv / "bin" / "python")}
+
+
 @pytest.fixture(scope="session")
 def small_kernel(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     """A kernelspec ``promote-small`` over a venv of tests/envs/small-kernel.txt (~30 packages), and the
     environment variables that make it visible (JUPYTER_PATH) with Docker-friendly image settings.
     """
     docker_ready()
-    venv = ROOT / ".envs" / "small-kernel"
-    if not (venv / "bin" / "python").exists() or not (venv / ".complete").exists():
-        subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True)
-        subprocess.run(
-            [
-                str(venv / "bin" / "python"),
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "-r",
-                str(ROOT / "tests" / "envs" / "small-kernel.txt"),
-            ],
-            check=True,
-        )
-        (venv / ".complete").write_text("ok\n")
-    path = tmp_path_factory.mktemp("jupyter-path")
-    spec = path / "kernels" / SMALL_KERNEL
-    spec.mkdir(parents=True)
-    (spec / "kernel.json").write_text(
-        json.dumps(
-            {
-                "argv": [str(venv / "bin" / "python"), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-                "display_name": "small",
-                "language": "python",
-            }
-        )
-    )
-    return {"JUPYTER_PATH": str(path), "PROMOTE_SMALL_PYTHON": str(venv / "bin" / "python")}
+    return kernel_venv(SMALL_KERNEL, ["-r", str(ROOT / "tests" / "envs" / "small-kernel.txt")], tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def torch_kernel(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """A kernelspec ``promote-torch``: the small kernel's packages and torch (CPU), for monitor tests on
+    targets whose nodes make the kernel's environment from its lock."""
+    requirements = ["-r", str(ROOT / "tests" / "envs" / "small-kernel.txt"), "torch==2.13.0"]
+    return kernel_venv(TORCH_KERNEL, requirements, tmp_path_factory)
 
 
 def on_kernel(notebook: Path, kernel: str, directory: Path, extra_cells: list[str] = ()) -> Path:
@@ -218,6 +215,20 @@ def registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     yield f"127.0.0.1:{port}"
     proc.terminate()
     proc.wait(timeout=10)
+
+
+# ---- Ray: the one-node cluster scripts/ray-up.sh starts ---------------------------------------------------
+@pytest.fixture(scope="session")
+def ray_cluster() -> str:
+    """The Ray tests need the head that scripts/test.sh starts (scripts/ray-up.sh); never skipped."""
+    import urllib.request
+
+    address = "http://127.0.0.1:8265"
+    try:
+        urllib.request.urlopen(f"{address}/api/version", timeout=5)
+    except OSError as exc:
+        pytest.fail(f"no Ray head answers at {address} ({exc}): run scripts/ray-up.sh (as root)")
+    return address
 
 
 # ---- Slurm: the one-node cluster scripts/slurm-up.sh starts ------------------------------------------

@@ -42,6 +42,8 @@ def prepare(request, monkeypatch):
 def _cluster(request):
     if "slurm" in request.node.name:
         request.getfixturevalue("slurm_cluster")
+    if "ray" in request.node.name:
+        request.getfixturevalue("ray_cluster")
 
 
 @pytest.mark.parametrize("name", TARGETS)

@@ -73,7 +73,11 @@ def _kernel_environment(run: RunDir, record: JobRecord) -> None:
 
 
 def _working_dir(run: RunDir, record: JobRecord) -> StagedInputs:
-    """``RUN_DIR/work``, mirroring the notebook's folder (see :mod:`.workdir`): the job's cwd on every target."""
+    """``RUN_DIR/work``, mirroring the notebook's folder (see :mod:`.workdir`): the job's cwd on every target.
+    Where the job runs without the submitter's filesystem, the folder came with it (``PROMOTE_INPUTS``)."""
+    inputs = os.environ.get("PROMOTE_INPUTS")
+    if inputs:
+        return stage(inputs, run.work_dir)
     return stage(os.path.dirname(record.notebook), run.work_dir, exclude=(str(run.path),))
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import time
 from collections.abc import Callable
@@ -17,10 +18,12 @@ from typing import Any
 from ..events import JobView, problem
 from ..models import JobRecord, JobState
 from ..rundir import RunDir
-from ..runtime.events import EventLog, EventTail
+from ..runtime.events import EventLog, EventTail, read_events
 from ..targets import Target
 from ..targets.base import TargetStatus
 from .pipeline import Prepared
+
+log = logging.getLogger("jupyter_promote")
 
 #: Seconds a target may not answer before its jobs are settled as lost (``PROMOTE_TARGET_PATIENCE`` overrides).
 TARGET_PATIENCE_S = float(os.environ.get("PROMOTE_TARGET_PATIENCE", "600"))
@@ -128,6 +131,7 @@ async def follow(
             written = (view.state, view.reason, now)
 
     while True:
+        await _relay(target, record, run)
         drain()
         if view.state.final:
             await _collect(prepared, target, view, drain, poll_interval)
@@ -165,6 +169,7 @@ async def follow(
                 )
         if status.state is not None and status.state.final:
             await asyncio.sleep(poll_interval)  # the runner's own final event wins if it made it
+            await _relay(target, record, run)
             drain()
             if not view.state.final:
                 settle_from_target(prepared.log, status)
@@ -173,6 +178,15 @@ async def follow(
             if time.monotonic() - ended_at > FINAL_EVENT_GRACE_S:
                 settle_from_target(prepared.log, status)
         await asyncio.sleep(poll_interval)
+
+
+async def _relay(target: Target, record: JobRecord, run: RunDir) -> None:
+    """The job's events and files into its run directory, where the target keeps them elsewhere; a relay
+    that fails now is tried again at the next poll (the target's poll says whether the job is gone)."""
+    try:
+        await target.relay(record, run)
+    except Exception as exc:
+        log.warning("jupyter-promote: job %s: its events could not be brought in now: %s", record.id, exc)
 
 
 def settle_from_target(log: EventLog, status: TargetStatus) -> None:
@@ -188,8 +202,12 @@ def settle_from_target(log: EventLog, status: TargetStatus) -> None:
 async def check_once(record: JobRecord, run: RunDir, target: Target) -> None:
     """``jupyter promote status``'s look at an unfinished job: one poll; settled by :func:`settle_from_target`
     when the target says it ended (the server instead follows the job again, by the same rule)."""
+    await target.relay(record, run, follow=False)
+    if not record.handle:
+        return
     status = (await target.poll({record.id: record.handle}))[record.id]
-    if status.state is None or status.state.final:
+    ended = status.state is None or status.state.final
+    if ended and not JobView().fold(read_events(str(run.events))).state.final:  # not already told by the relay
         settle_from_target(EventLog(str(run.events), record.id), status)
 
 

@@ -58,6 +58,15 @@ class EventLog:
             stage = stage_of_state(str(fields.get("state")))
             if stage is not None:
                 fields["stage"] = stage
+        return self._append(round(time.time(), 6), {"type": type, **fields})
+
+    def relay(self, event: dict[str, Any]) -> dict[str, Any]:
+        """Append an event another log wrote (a job's own, on a cluster that shares no filesystem with this
+        one): numbered here, its time and fields kept, its own seq as ``remote_seq``."""
+        fields = {k: v for k, v in event.items() if k not in ("seq", "ts", "job", "remote_seq")}
+        return self._append(event["ts"], {**fields, "remote_seq": event["seq"]})
+
+    def _append(self, ts: float, fields: dict[str, Any]) -> dict[str, Any]:
         with self._lock, open(self.path, "a+b") as f:
             fcntl.flock(f, fcntl.LOCK_EX)
             try:
@@ -66,7 +75,7 @@ class EventLog:
                     seq, ends_with_newline = self._seq, True
                 else:
                     seq, ends_with_newline = _last_seq(f)
-                event = {"seq": seq + 1, "ts": round(time.time(), 6), "job": self.job, "type": type, **fields}
+                event = {"seq": seq + 1, "ts": ts, "job": self.job, **fields}
                 line = json.dumps(event, default=_jsonable, allow_nan=False, separators=(",", ":"))
                 f.write((b"" if ends_with_newline else b"\n") + line.encode() + b"\n")
                 f.flush()

@@ -10,12 +10,18 @@ from ..errors import TargetError
 from .base import Target, TargetStatus
 from .docker import DockerTarget
 from .local import LocalTarget
+from .ray import RayTarget
 from .slurm import SlurmTarget
 
 __all__ = ["BUILTIN_TARGETS", "Target", "TargetStatus", "load_target_classes", "target_class"]
 
 ENTRY_POINT_GROUP = "jupyter_promote.targets"
-BUILTIN_TARGETS: dict[str, type[Target]] = {"local": LocalTarget, "docker": DockerTarget, "slurm": SlurmTarget}
+BUILTIN_TARGETS: dict[str, type[Target]] = {
+    "local": LocalTarget,
+    "docker": DockerTarget,
+    "slurm": SlurmTarget,
+    "ray": RayTarget,
+}
 log = logging.getLogger("jupyter_promote")
 
 

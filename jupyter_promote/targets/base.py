@@ -88,6 +88,11 @@ class Target(LoggingConfigurable):
         """The status of many jobs in one call: job id -> status."""
         raise NotImplementedError
 
+    async def relay(self, record: JobRecord, run: RunDir, follow: bool = True) -> None:
+        """Bring what the job wrote where it runs (its events, its files) into ``run``: for targets whose jobs
+        do not share the run directory's filesystem. ``follow``: keep bringing them in as they come (a
+        follower calls this at every poll); else bring what there is now and return."""
+
     async def cancel(self, handle: dict[str, Any]) -> None:
         """Stop a job (idempotent)."""
         raise NotImplementedError

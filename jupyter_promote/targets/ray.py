@@ -1,0 +1,275 @@
+"""The ``ray`` target: a Ray Job per promoted notebook, through Ray's job submission client.
+
+The cluster shares no filesystem with the submitter. What the job needs travels with it as Ray packages:
+its ``working_dir`` holds ``job.json``, ``job.ipynb`` and ``inputs/`` (the notebook's folder, up to
+``max_inputs_mb``); its ``py_modules`` hold the frozen environment (lock, requirements and, unless
+``ship_wheels`` is off, the lock's wheels: clusters often reach no package index) and this package's own
+runner (unless ``ship_runner`` is off), both content-addressed, so Ray uploads each once per cluster. On
+the node, ``jupyter_promote.execute.remote`` makes the environment's verified venv (cached by the lock's
+hash, as on a Slurm node) and runs the job; its events and files come back through the job's log
+(:mod:`jupyter_promote.channel`), which this target follows with Ray's log tail.
+
+States: PENDING -> queued, RUNNING -> running, SUCCEEDED/FAILED -> the runner's own final event (else
+``lost`` with the driver's exit code; ``environment`` when Ray could not set the job's runtime up),
+STOPPED -> cancelled, a job the cluster does not know -> ``lost``. A sweep is one submission per task:
+Ray queues what the cluster's CPUs cannot take yet (each job asks ``entrypoint_num_cpus``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, ClassVar
+
+from traitlets import Bool, Dict, Int, Unicode
+
+from ..channel.receiver import Receiver
+from ..errors import TargetError
+from ..execute.workdir import SKIPPED
+from ..freeze import LOCK_FILE
+from ..models import JobRecord, JobState
+from ..rundir import RunDir
+from .base import Target, TargetStatus
+
+#: Seconds a job Ray reports ended may still be bringing its log in before it is taken as ended.
+LOG_GRACE_S = 60.0
+_PACKAGE_DIR = Path(__file__).resolve().parent.parent
+
+
+class RayTarget(Target):
+    """Runs the job as a Ray Job on the cluster whose dashboard is at ``address``."""
+
+    name: ClassVar[str] = "ray"
+    display_name: ClassVar[str] = "Ray (a job on a Ray cluster)"
+    resource_support: ClassVar[dict[str, str]] = {
+        "cpus": "entrypoint_num_cpus (Ray queues the job until a node has them) and OMP_NUM_THREADS",
+        "memory": "entrypoint_memory (scheduling only: Ray does not cap the job's memory)",
+        "gpus": "entrypoint_num_gpus",
+        "time": "wall-clock limit enforced by the runner",
+    }
+
+    address = Unicode("http://127.0.0.1:8265", help="The Ray dashboard's address (RAY_ADDRESS style).").tag(config=True)
+    python = Unicode("python3", help="The interpreter on the cluster's nodes (with papermill and ipykernel's "
+                     "client) that runs the job runner.").tag(config=True)  # fmt: skip
+    venv_cache = Unicode("", help="Where the nodes keep the jobs' environments (default: "
+                         "~/.cache/jupyter-promote/venvs of the user Ray runs as).").tag(config=True)  # fmt: skip
+    ship_wheels = Bool(True, help="Send the lock's wheels with the environment (for clusters without a "
+                       "package index); off: the nodes' pip installs the pins from their own index.").tag(config=True)  # fmt: skip
+    ship_runner = Bool(True, help="Send this jupyter-promote with each job (py_modules), so that the nodes "
+                       "need only its dependencies and always run the submitter's version.").tag(config=True)  # fmt: skip
+    max_inputs_mb = Int(100, help="The most MiB of the notebook's folder sent with a job.").tag(config=True)
+    runtime_env = Dict(help="More runtime_env fields for every job (env_vars, container, ...).").tag(config=True)
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._client: Any = None
+        self._tails: dict[str, asyncio.Task[None]] = {}
+        self._tailed: set[str] = set()  # jobs whose whole log has been read
+        self._ended_at: dict[str, float] = {}
+
+    # -- the cluster ---------------------------------------------------------------------------------------
+    def client(self) -> Any:
+        if self._client is None:
+            try:
+                from ray.job_submission import JobSubmissionClient
+            except ImportError:
+                raise TargetError("the ray target needs Ray's client: pip install 'jupyter-promote[ray]'") from None
+            logging.getLogger("ray").setLevel(logging.WARNING)  # its uploads and websockets, line by line
+            try:
+                self._client = JobSubmissionClient(self.address)
+            except Exception as exc:
+                raise TargetError(f"no Ray cluster answers at {self.address}: {str(exc).splitlines()[0][:200]}",
+                                  subject=self.address) from None  # fmt: skip
+        return self._client
+
+    def available(self) -> tuple[bool, str | None]:
+        try:
+            self.client()
+        except TargetError as exc:
+            return False, str(exc)
+        return True, None
+
+    # -- submit -----------------------------------------------------------------------------------------
+    async def submit(self, record: JobRecord, run: RunDir) -> dict[str, Any]:
+        return await asyncio.to_thread(self._submit, record, run)
+
+    def _submit(self, record: JobRecord, run: RunDir) -> dict[str, Any]:
+        env_module = self._environment(run)
+        upload = self._upload_dir(record, run)
+        py_modules = [str(env_module)] + ([str(_PACKAGE_DIR)] if self.ship_runner else [])
+        env_vars = {"PYTHONUNBUFFERED": "1", **record.env}
+        if record.resources.cpus:
+            env_vars["OMP_NUM_THREADS"] = str(record.resources.cpus)
+        runtime_env = {**self.runtime_env, "working_dir": str(upload), "py_modules": py_modules,
+                       "excludes": ["labextension", "__pycache__"],
+                       "env_vars": {**self.runtime_env.get("env_vars", {}), **env_vars}}  # fmt: skip
+        entrypoint = (f"{shlex.quote(self.python)} -m jupyter_promote.execute.remote {env_module.name} "
+                      f"{shlex.quote(self.venv_cache)}")  # fmt: skip
+        options: dict[str, Any] = {"entrypoint_num_cpus": record.resources.cpus or 1}
+        if record.resources.gpus:
+            options["entrypoint_num_gpus"] = record.resources.gpus
+        if record.resources.memory_bytes:
+            options["entrypoint_memory"] = record.resources.memory_bytes
+        try:
+            submission_id = self.client().submit_job(
+                entrypoint=entrypoint, runtime_env=runtime_env, submission_id=f"promote-{record.id}",
+                metadata={"jupyter-promote-job": record.id}, **options,
+            )  # fmt: skip
+        except TargetError:
+            raise
+        except Exception as exc:
+            raise TargetError(f"the Ray cluster at {self.address} refused the job: {str(exc).splitlines()[0][:300]}",
+                              subject=self.address) from None  # fmt: skip
+        finally:
+            shutil.rmtree(upload, ignore_errors=True)
+        return {"address": self.address, "submission_id": submission_id}
+
+    def _environment(self, run: RunDir) -> Path:
+        """The frozen environment as a content-addressed module folder (kept in the user's cache: Ray
+        uploads a folder it has seen once per cluster)."""
+        lock = json.loads((run.env_dir / LOCK_FILE).read_text())
+        key = lock["content_hash"].split(":")[-1][:16]
+        cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "jupyter-promote" / "ray"
+        folder = cache / f"promote_env_{key}{'' if self.ship_wheels else '_pins'}"
+        if (folder / ".complete").is_file():
+            return folder
+        cache.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=".env-", dir=cache))
+        try:
+            shutil.copytree(run.env_dir, staging, dirs_exist_ok=True, symlinks=False)
+            if self.ship_wheels:
+                _download_wheels(lock, staging / "wheelhouse")
+            (staging / ".complete").write_text("ok\n")
+            with contextlib.suppress(OSError):  # another job made it meanwhile: theirs is the same
+                os.replace(staging, folder)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+        return folder
+
+    def _upload_dir(self, record: JobRecord, run: RunDir) -> Path:
+        """``job.json``, ``job.ipynb`` and ``inputs/`` (the notebook's folder), in a folder of their own."""
+        upload = Path(tempfile.mkdtemp(prefix=".ray-upload-", dir=run.path))
+        shutil.copy2(run.job_json, upload / "job.json")
+        shutil.copy2(run.job_notebook, upload / "job.ipynb")
+        limit = self.max_inputs_mb << 20
+        total = _copy_inputs(Path(record.notebook).parent, upload / "inputs", {str(run.path)}, limit)
+        if total > limit:
+            shutil.rmtree(upload, ignore_errors=True)
+            raise TargetError(
+                f"{Path(record.notebook).parent}: the notebook's folder holds over {self.max_inputs_mb} MiB of "
+                "inputs, more than a Ray job carries (RayTarget.max_inputs_mb); put datasets where the cluster "
+                "reads them", subject=record.notebook,
+            )  # fmt: skip
+        return upload
+
+    # -- follow -----------------------------------------------------------------------------------------
+    async def poll(self, handles: dict[str, dict[str, Any]]) -> dict[str, TargetStatus]:
+        return {job_id: await asyncio.to_thread(self._status, job_id, h) for job_id, h in handles.items()}
+
+    def _status(self, job_id: str, handle: dict[str, Any]) -> TargetStatus:
+        from ray.job_submission import JobStatus
+
+        sid = handle["submission_id"]
+        try:
+            info = self.client().get_job_info(sid)
+        except RuntimeError as exc:
+            if "does not exist" not in str(exc) and "404" not in str(exc):
+                raise
+            return TargetStatus(JobState.FAILED, "lost", f"the Ray cluster at {self.address} has no job {sid} "
+                                "(restarted, or it forgot the job)")  # fmt: skip
+        status = info.status
+        if status is JobStatus.PENDING:
+            return TargetStatus(JobState.QUEUED, "pending", info.message)
+        if status is JobStatus.RUNNING:
+            return TargetStatus(JobState.RUNNING)
+        if job_id in self._tails and job_id not in self._tailed:  # its last events may still be on their way
+            ended = self._ended_at.setdefault(job_id, time.monotonic())
+            if time.monotonic() - ended < LOG_GRACE_S:
+                return TargetStatus(JobState.RUNNING)
+        if status is JobStatus.STOPPED:
+            return TargetStatus(JobState.CANCELLED, "cancelled", "stopped on the Ray cluster")
+        if status is JobStatus.FAILED and str(info.error_type or "").upper().startswith("RUNTIME_ENV"):
+            return TargetStatus(JobState.FAILED, "environment", (info.message or "").splitlines()[0][:300])
+        return TargetStatus(None, message=info.message, exit_code=info.driver_exit_code)
+
+    async def relay(self, record: JobRecord, run: RunDir, follow: bool = True) -> None:
+        handle = record.handle
+        if not handle:
+            return
+        if not follow:  # one look (``jupyter promote status``): what the log holds now
+            text = await asyncio.to_thread(self.client().get_job_logs, handle["submission_id"])
+            Receiver(run, record.id).feed(text + "\n")
+            return
+        task = self._tails.get(record.id)
+        if record.id in self._tailed or (task is not None and not task.done()):
+            return
+        self._tails[record.id] = asyncio.get_running_loop().create_task(self._tail(record, run))
+
+    async def _tail(self, record: JobRecord, run: RunDir) -> None:
+        """Ray's log tail of the job into its run directory, from the log's start (what was relayed before
+        a restart is skipped by seq); a broken stream is taken up again at the next poll."""
+        receiver = Receiver(run, record.id)
+        try:
+            async for chunk in self.client().tail_job_logs(record.handle["submission_id"]):
+                receiver.feed(chunk)
+        except Exception as exc:
+            self.log.warning("jupyter-promote: the log of Ray job %s broke off (%s); reading it again", record.id, exc)
+            return
+        receiver.feed("\n")
+        self._tailed.add(record.id)
+
+    async def cancel(self, handle: dict[str, Any]) -> None:
+        with contextlib.suppress(RuntimeError):  # a job the cluster no longer knows: nothing to stop
+            await asyncio.to_thread(self.client().stop_job, handle["submission_id"])
+
+
+def _download_wheels(lock: dict[str, Any], into: Path) -> None:
+    """The lock's exact pins as wheels for the lock's Python, from the submitter's own index and caches."""
+    from ..image.recipe import pinned_requirements
+
+    into.mkdir(parents=True, exist_ok=True)
+    requirements = into.parent / ".pins.txt"
+    requirements.write_text(pinned_requirements(lock, local_wheels=False))
+    version = ".".join(str(lock["python"]["version"]).split(".")[:2])
+    command = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:",
+               "--python-version", version, "-d", str(into), "-r", str(requirements)]  # fmt: skip
+    result = subprocess.run(command, capture_output=True, text=True, check=False, timeout=1800)
+    requirements.unlink()
+    if result.returncode != 0:
+        last = (result.stderr.strip().splitlines() or ["no output"])[-1]
+        raise TargetError(f"the lock's wheels could not be fetched to send with the job: {last}")
+
+
+def _copy_inputs(source: Path, into: Path, skip: set[str], limit: int) -> int:
+    """Copy the notebook's folder as the job sees it (tool folders, hidden folders and run directories
+    left out, links followed); returns the bytes copied, stopping past ``limit``."""
+    into.mkdir(parents=True, exist_ok=True)
+    total = 0
+    for folder, dirs, files in os.walk(source, followlinks=True):
+        dirs[:] = sorted(d for d in dirs if d not in SKIPPED and not d.startswith(".")
+                         and os.path.realpath(os.path.join(folder, d)) not in skip
+                         and not os.path.exists(os.path.join(folder, d, "job.json")))  # fmt: skip
+        rel = Path(folder).relative_to(source)
+        for name in sorted(files):
+            path = Path(folder, name)
+            try:
+                size = path.stat().st_size
+            except OSError:
+                continue
+            total += size
+            if total > limit:
+                return total
+            (into / rel).mkdir(parents=True, exist_ok=True)
+            with contextlib.suppress(OSError):
+                shutil.copyfile(path, into / rel / name)
+    return total
