@@ -9,6 +9,8 @@ bash scripts/docker-up.sh
 bash scripts/base-image.sh
 # a real one-node Slurm cluster (munged, slurmctld, slurmd) for the Slurm target's tests
 bash scripts/slurm-up.sh
+# a real one-node Ray cluster (its own user, a loopback-only network namespace) for the Ray target's tests
+bash scripts/ray-up.sh
 # the realistic rig: an unprivileged user with the built wheel in their own venv and their own kernel venv
 bash scripts/rig.sh
 export PATH="$(pwd)/.venv/bin:$PATH"

@@ -11,11 +11,13 @@ when the environment could not be made.
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import sys
 from pathlib import Path
 
 from ..channel.sender import Sender
+from ..image.shipped import PARTS_FILE, assemble
 from ..rundir import RunDir
 from ..runtime.events import EventLog
 
@@ -33,17 +35,23 @@ def run(env_module: str, cache: str) -> int:
     with Sender(run_dir):
         try:
             env = _module_dir(env_module)
-            if not run_dir.env_dir.exists():
-                run_dir.env_dir.symlink_to(env, target_is_directory=True)
-            wheelhouse = env / "wheelhouse"
+            listing = env / PARTS_FILE
+            parts = json.loads(listing.read_text()) if listing.is_file() else {}
+            names = [name for entry in parts.values() for name in entry["parts"]]
+            assemble(env, {name: _module_dir(name) for name in names}, run_dir.env_dir)
+            wheelhouse = run_dir.env_dir / "wheelhouse"
             if wheelhouse.is_dir():  # the lock's wheels came along: install from them alone
                 os.environ.update({"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(wheelhouse)})
             from ..image.venv import ensure
 
             prefix = ensure(run_dir.env_dir, cache or Path.home() / ".cache" / "jupyter-promote" / "venvs")
         except Exception as exc:
-            message = f"the job's environment could not be made on this node: {exc}".splitlines()[0]
-            print(f"jupyter-promote: {message}", file=sys.stderr, flush=True)
+            lines = [line.strip() for line in str(exc).splitlines() if line.strip()] or [type(exc).__name__]
+            message = f"the job's environment could not be made on this node: {lines[0]}"
+            if len(lines) > 1:  # the tool's own last word (pip's error) says why
+                message += f" {lines[-1]}"
+            print(f"jupyter-promote: the job's environment could not be made on this node: {exc}",
+                  file=sys.stderr, flush=True)  # fmt: skip
             EventLog(str(run_dir.events), record.id).emit(
                 "status", state="failed", reason="environment", message=message, source="node"
             )

@@ -79,7 +79,7 @@ def _create(lock: dict[str, Any], env_dir: Path, prefix: Path, python: str | Non
     python = python or base_python(lock["python"]["version"])
     _run([python, "-m", "venv", "--without-pip", str(prefix)], "creating the venv")
     requirements = pinned_requirements(lock, local_wheels=False)
-    wheels = [str(env_dir / p["source"]["wheel"]) for p in lock["packages"] if "wheel" in p["source"]]
+    wheels = [str(wheel_file(env_dir, p["source"])) for p in lock["packages"] if "wheel" in p["source"]]
     (prefix / "promote-requirements.txt").write_text(requirements + "".join(f"{w}\n" for w in wheels))
     # this process's pip installs into the venv (which has none of its own: it holds exactly the lock)
     _run([sys.executable, "-m", "pip", "--python", str(prefix / "bin" / "python"), "install", "--no-deps",
@@ -90,6 +90,15 @@ def _create(lock: dict[str, Any], env_dir: Path, prefix: Path, python: str | Non
     spec = {"argv": [str(prefix / "bin" / "python"), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
             "display_name": "Frozen notebook environment", "language": "python"}  # fmt: skip
     (kernel_dir / "kernel.json").write_text(json.dumps(spec, indent=1) + "\n")
+
+
+def wheel_file(env_dir: Path, source: dict[str, Any]) -> Path:
+    """A wheel of the lock: built by freeze for local code (in the environment folder), or found in a
+    find-links folder (``found_in``): sent with the environment where it travels, else read where it was."""
+    beside: Path = env_dir / source["wheel"]
+    if beside.is_file() or not source.get("found_in"):
+        return beside
+    return Path(source["found_in"]) / Path(source["wheel"]).name
 
 
 def _run(command: list[str], what: str) -> None:

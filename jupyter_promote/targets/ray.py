@@ -19,13 +19,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import os
 import shlex
 import shutil
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -36,7 +33,7 @@ from traitlets import Bool, Dict, Int, Unicode
 from ..channel.receiver import Receiver
 from ..errors import TargetError
 from ..execute.workdir import SKIPPED
-from ..freeze import LOCK_FILE
+from ..image.shipped import environment_folders
 from ..models import JobRecord, JobState
 from ..rundir import RunDir
 from .base import Target, TargetStatus
@@ -104,9 +101,10 @@ class RayTarget(Target):
         return await asyncio.to_thread(self._submit, record, run)
 
     def _submit(self, record: JobRecord, run: RunDir) -> dict[str, Any]:
-        env_module = self._environment(run)
+        folders = environment_folders(run.env_dir, with_wheels=self.ship_wheels)
+        env_module = folders[0]
         upload = self._upload_dir(record, run)
-        py_modules = [str(env_module)] + ([str(_PACKAGE_DIR)] if self.ship_runner else [])
+        py_modules = [str(f) for f in folders] + ([str(_PACKAGE_DIR)] if self.ship_runner else [])
         env_vars = {"PYTHONUNBUFFERED": "1", **record.env}
         if record.resources.cpus:
             env_vars["OMP_NUM_THREADS"] = str(record.resources.cpus)
@@ -133,28 +131,6 @@ class RayTarget(Target):
         finally:
             shutil.rmtree(upload, ignore_errors=True)
         return {"address": self.address, "submission_id": submission_id}
-
-    def _environment(self, run: RunDir) -> Path:
-        """The frozen environment as a content-addressed module folder (kept in the user's cache: Ray
-        uploads a folder it has seen once per cluster)."""
-        lock = json.loads((run.env_dir / LOCK_FILE).read_text())
-        key = lock["content_hash"].split(":")[-1][:16]
-        cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "jupyter-promote" / "ray"
-        folder = cache / f"promote_env_{key}{'' if self.ship_wheels else '_pins'}"
-        if (folder / ".complete").is_file():
-            return folder
-        cache.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=".env-", dir=cache))
-        try:
-            shutil.copytree(run.env_dir, staging, dirs_exist_ok=True, symlinks=False)
-            if self.ship_wheels:
-                _download_wheels(lock, staging / "wheelhouse")
-            (staging / ".complete").write_text("ok\n")
-            with contextlib.suppress(OSError):  # another job made it meanwhile: theirs is the same
-                os.replace(staging, folder)
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
-        return folder
 
     def _upload_dir(self, record: JobRecord, run: RunDir) -> Path:
         """``job.json``, ``job.ipynb`` and ``inputs/`` (the notebook's folder), in a folder of their own."""
@@ -231,23 +207,6 @@ class RayTarget(Target):
     async def cancel(self, handle: dict[str, Any]) -> None:
         with contextlib.suppress(RuntimeError):  # a job the cluster no longer knows: nothing to stop
             await asyncio.to_thread(self.client().stop_job, handle["submission_id"])
-
-
-def _download_wheels(lock: dict[str, Any], into: Path) -> None:
-    """The lock's exact pins as wheels for the lock's Python, from the submitter's own index and caches."""
-    from ..image.recipe import pinned_requirements
-
-    into.mkdir(parents=True, exist_ok=True)
-    requirements = into.parent / ".pins.txt"
-    requirements.write_text(pinned_requirements(lock, local_wheels=False))
-    version = ".".join(str(lock["python"]["version"]).split(".")[:2])
-    command = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:",
-               "--python-version", version, "-d", str(into), "-r", str(requirements)]  # fmt: skip
-    result = subprocess.run(command, capture_output=True, text=True, check=False, timeout=1800)
-    requirements.unlink()
-    if result.returncode != 0:
-        last = (result.stderr.strip().splitlines() or ["no output"])[-1]
-        raise TargetError(f"the lock's wheels could not be fetched to send with the job: {last}")
 
 
 def _copy_inputs(source: Path, into: Path, skip: set[str], limit: int) -> int:
