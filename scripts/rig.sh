@@ -39,7 +39,8 @@ wheel=$(ls "$RIG_DIR"/dist/jupyter_promote-*.whl)
 # the user's Jupyter environment: pip install from the wheel (its dependencies from the index, as for anyone)
 echo "rig: installing $(basename "$wheel") into ~$RIG_USER/.venvs/jupyter"
 as_user "test -x ~/.venvs/jupyter/bin/python || python3 -m venv ~/.venvs/jupyter"
-as_user "~/.venvs/jupyter/bin/pip install --quiet '$wheel[docker]' 'jupyterlab>=4,<5'"
+# (the Ray client at the version of the cluster scripts/ray-up.sh starts, as a site tells its users)
+as_user "~/.venvs/jupyter/bin/pip install --quiet '$wheel[docker,ray]' 'ray[default]==2.60.0' 'jupyterlab>=4,<5'"
 as_user "~/.venvs/jupyter/bin/pip install --quiet --force-reinstall --no-deps '$wheel'"
 
 # the kernel's own environment and kernelspec (the server's environment is not the kernel's)

@@ -29,7 +29,7 @@ import pytest
 from conftest import NOTEBOOKS, docker_ready
 
 RIG_USER = os.environ.get("PROMOTE_RIG_USER", "promote-user")
-TARGETS = ("local", "docker", "slurm")
+TARGETS = ("local", "docker", "slurm", "ray")
 PROJECT = NOTEBOOKS / "project"
 PREFLIGHT = NOTEBOOKS / "preflight"
 ACTIVATE = "source ~/.venvs/jupyter/bin/activate"
@@ -102,7 +102,7 @@ def check_run(run_dir: Path, user: pwd.struct_passwd, scale: float = 2) -> dict[
 @pytest.mark.slow
 @pytest.mark.timeout(1200)
 @pytest.mark.parametrize("target", TARGETS)
-def test_the_cli_promotes_a_notebook_with_files_beside_it(user, target, slurm_cluster):
+def test_the_cli_promotes_a_notebook_with_files_beside_it(user, target, slurm_cluster, ray_cluster):
     if target == "docker":
         docker_ready()
     # Given a project folder of the user's, with a notebook that reads data.csv and config/labels.txt
@@ -202,7 +202,8 @@ def user_server(user, tmp_path) -> Iterator[tuple[UserServer, Path]]:
 
 @pytest.mark.slow
 @pytest.mark.timeout(1500)
-def test_the_users_server_promotes_on_every_target_through_the_rest_api(user, user_server, slurm_cluster):
+def test_the_users_server_promotes_on_every_target_through_the_rest_api(user, user_server, slurm_cluster,
+                                                                        ray_cluster):  # fmt: skip
     docker_ready()
     server, project = user_server
     before = snapshot(project)
