@@ -81,7 +81,8 @@ class RayTarget(Target):
                 from ray.job_submission import JobSubmissionClient
             except ImportError:
                 raise TargetError("the ray target needs Ray's client: pip install 'jupyter-promote[ray]'") from None
-            logging.getLogger("ray").setLevel(logging.WARNING)  # its uploads and websockets, line by line
+            for name in ("ray", "ray.dashboard.modules.dashboard_sdk", "ray.dashboard.modules.job.sdk"):
+                logging.getLogger(name).setLevel(logging.WARNING)  # its uploads and websockets, line by line
             try:
                 self._client = JobSubmissionClient(self.address)
             except Exception as exc:
