@@ -50,6 +50,7 @@ def test_a_notebook_runs_on_ray_and_everything_comes_back_without_a_shared_files
     # with the output notebook, the environment it ran with, the file it wrote and its log
     record = job(run)
     assert record["state"] == "succeeded" and record["handle"]["submission_id"] == f"promote-{record['id']}"
+    assert record["parity"]["verdict"] == "no baseline"
     assert "hello" in json.dumps(json.loads((run / "output.ipynb").read_text()))
     assert json.loads((run / "observed_env.json").read_text())["python"]["version"]
     assert (run / "work" / "result.txt").read_text() == "hello\nhello\n"
@@ -112,3 +113,13 @@ def test_a_server_killed_while_a_ray_job_runs_loses_no_event(ray_server):
     remote = [e["remote_seq"] for e in ray_server.events(job_id) if "remote_seq" in e]
     assert remote == list(range(1, len(remote) + 1))  # read again from the log's start: nothing twice
     assert Path(record["run_dir"], "output.ipynb").is_file()
+
+
+def test_a_job_the_cluster_does_not_know_is_lost(ray_cluster):
+    import asyncio
+
+    from jupyter_promote.models import JobState
+    from jupyter_promote.targets.ray import RayTarget
+
+    status = asyncio.run(RayTarget().poll({"j": {"address": ray_cluster, "submission_id": "promote-neverwas"}}))["j"]
+    assert (status.state, status.reason) == (JobState.FAILED, "lost") and "promote-neverwas" in status.message
