@@ -116,12 +116,16 @@ async def follow(
     written = (view.state, view.reason, 0.0)  # job.json: at once on a state change, else at most 1/s
     silence = RunnerSilence(record)
 
+    ended_by: list[str] = []  # who wrote the final status (the runner, or the target / pipeline for it)
+
     def drain() -> None:
         nonlocal written
         events = tail.read()
         for event in _set_aside(events, tail, prepared.log):
             view.apply(event)
             silence.saw(event)
+            if event["type"] == "status" and JobState(event["state"]).final:
+                ended_by.append(str(event.get("source")))
             if on_event is not None:
                 on_event(event, view)
         now = time.monotonic()
@@ -135,6 +139,8 @@ async def follow(
         drain()
         if view.state.final:
             await _collect(prepared, target, view, drain, poll_interval)
+            if ended_by and ended_by[0] != "runner":
+                await _until_quiet(prepared.run, drain)
             return view
         if silence.check(view, prepared.log):
             with contextlib.suppress(Exception):  # stopped on its target as far as it answers; settled anyway
@@ -178,6 +184,21 @@ async def follow(
             if time.monotonic() - ended_at > FINAL_EVENT_GRACE_S:
                 settle_from_target(prepared.log, status)
         await asyncio.sleep(poll_interval)
+
+
+async def _until_quiet(run: RunDir, drain: Callable[[], None], quiet_s: float = 2.0, limit_s: float = 15.0) -> None:
+    """A job that ended without its runner's word (killed, lost, unresponsive) may leave its kernel running
+    a moment longer (ipykernel notices its parent is gone within a second or two) and writing heartbeats:
+    what it writes until its events file is quiet is stored too, so the store and the file agree."""
+    size, quiet_from, deadline = -1, time.monotonic(), time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        drain()
+        now_size = run.events.stat().st_size if run.events.exists() else 0
+        if now_size != size:
+            size, quiet_from = now_size, time.monotonic()
+        elif time.monotonic() - quiet_from >= quiet_s:
+            return
+        await asyncio.sleep(0.25)
 
 
 async def _relay(target: Target, record: JobRecord, run: RunDir) -> None:
