@@ -9,6 +9,7 @@ from importlib.metadata import entry_points
 from ..errors import TargetError
 from .base import Target, TargetStatus
 from .docker import DockerTarget
+from .kubernetes import KubernetesTarget
 from .local import LocalTarget
 from .ray import RayTarget
 from .slurm import SlurmTarget
@@ -21,6 +22,7 @@ BUILTIN_TARGETS: dict[str, type[Target]] = {
     "docker": DockerTarget,
     "slurm": SlurmTarget,
     "ray": RayTarget,
+    "kubernetes": KubernetesTarget,
 }
 log = logging.getLogger("jupyter_promote")
 

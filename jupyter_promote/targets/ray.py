@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 import shlex
 import shutil
 import tempfile
@@ -32,11 +31,11 @@ from traitlets import Bool, Dict, Int, Unicode
 
 from ..channel.receiver import Receiver
 from ..errors import TargetError
-from ..execute.workdir import SKIPPED
 from ..image.shipped import environment_folders
 from ..models import JobRecord, JobState
 from ..rundir import RunDir
 from .base import Target, TargetStatus
+from .inputs import copy_inputs
 
 #: Seconds a job Ray reports ended may still be bringing its log in before it is taken as ended.
 LOG_GRACE_S = 60.0
@@ -139,7 +138,7 @@ class RayTarget(Target):
         shutil.copy2(run.job_json, upload / "job.json")
         shutil.copy2(run.job_notebook, upload / "job.ipynb")
         limit = self.max_inputs_mb << 20
-        total = _copy_inputs(Path(record.notebook).parent, upload / "inputs", {str(run.path)}, limit)
+        total = copy_inputs(Path(record.notebook).parent, upload / "inputs", {str(run.path)}, limit)
         if total > limit:
             shutil.rmtree(upload, ignore_errors=True)
             raise TargetError(
@@ -208,28 +207,3 @@ class RayTarget(Target):
     async def cancel(self, handle: dict[str, Any]) -> None:
         with contextlib.suppress(RuntimeError):  # a job the cluster no longer knows: nothing to stop
             await asyncio.to_thread(self.client().stop_job, handle["submission_id"])
-
-
-def _copy_inputs(source: Path, into: Path, skip: set[str], limit: int) -> int:
-    """Copy the notebook's folder as the job sees it (tool folders, hidden folders and run directories
-    left out, links followed); returns the bytes copied, stopping past ``limit``."""
-    into.mkdir(parents=True, exist_ok=True)
-    total = 0
-    for folder, dirs, files in os.walk(source, followlinks=True):
-        dirs[:] = sorted(d for d in dirs if d not in SKIPPED and not d.startswith(".")
-                         and os.path.realpath(os.path.join(folder, d)) not in skip
-                         and not os.path.exists(os.path.join(folder, d, "job.json")))  # fmt: skip
-        rel = Path(folder).relative_to(source)
-        for name in sorted(files):
-            path = Path(folder, name)
-            try:
-                size = path.stat().st_size
-            except OSError:
-                continue
-            total += size
-            if total > limit:
-                return total
-            (into / rel).mkdir(parents=True, exist_ok=True)
-            with contextlib.suppress(OSError):
-                shutil.copyfile(path, into / rel / name)
-    return total

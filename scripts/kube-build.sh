@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Kubernetes' control plane from Debian's own source package, for the Kubernetes target's tests: no
+# registry this machine reaches ships kube-apiserver, k3s or kind, but bookworm's source package
+# `kubernetes` (1.20.2) builds kube-apiserver and kube-controller-manager (~8 min on two cores).
+# The binaries are cached outside the repository, in /opt/promote-kube/bin; a cached build is kept.
+#
+# The source vendors github.com/modern-go/reflect2 1.0.1, which crashes the API server (SIGSEGV in
+# mapiterinit while encoding JSON) when built with Go 1.18 or later, as bookworm's Go 1.19 is; Debian
+# builds the package against its own reflect2 1.0.2, and so does this script.
+#
+# Usage: scripts/kube-build.sh
+set -euo pipefail
+BIN=/opt/promote-kube/bin
+SRC=/opt/promote-kube/src
+BUILD="kubernetes 1.20.2, reflect2 1.0.2"  # what a cached build must have been made from
+if [ -x "$BIN/kube-apiserver" ] && [ -x "$BIN/kube-controller-manager" ] && [ "$(cat "$BIN/BUILD" 2>/dev/null)" = "$BUILD" ]; then
+  echo "kube-build: cached in $BIN"; exit 0
+fi
+if [ "$(id -u)" != 0 ]; then echo "kube-build: needs root (apt-get)" >&2; exit 1; fi
+export DEBIAN_FRONTEND=noninteractive
+# deb-src next to the machine's deb lines, in a file of our own
+if ! grep -rqs "^Types:.*deb-src" /etc/apt/sources.list.d/promote-src.sources; then
+  sed -n '/^Types: deb$/,/^$/p' /etc/apt/sources.list.d/debian.sources | sed 's/^Types: deb$/Types: deb-src/' \
+    >/etc/apt/sources.list.d/promote-src.sources
+fi
+apt-get update -qq
+apt-get install -y -qq golang-go dpkg-dev rsync etcd-server etcd-client golang-github-modern-go-reflect2-dev >/dev/null
+mkdir -p "$SRC" "$BIN"
+cd "$SRC"
+if ! ls -d kubernetes-*/ >/dev/null 2>&1; then apt-get source -qq kubernetes >/dev/null; fi
+cd "$(ls -d kubernetes-*/ | head -1)"
+rsync -a --delete --exclude go.mod /usr/share/gocode/src/github.com/modern-go/reflect2/ vendor/github.com/modern-go/reflect2/
+echo "kube-build: building kube-apiserver and kube-controller-manager from $(pwd) (minutes)"
+export GOFLAGS=-mod=vendor GO111MODULE=on GOCACHE="$SRC/.gocache" GOPATH="$SRC/.gopath"
+make WHAT="cmd/kube-apiserver cmd/kube-controller-manager" >"$SRC/build.log" 2>&1 || { tail -30 "$SRC/build.log"; exit 1; }
+for b in kube-apiserver kube-controller-manager; do
+  install -m 0755 "$(find _output -type f -name "$b" | head -1)" "$BIN/$b"
+done
+echo "$BUILD" >"$BIN/BUILD"
+"$BIN/kube-apiserver" --version
