@@ -25,11 +25,13 @@ from __future__ import annotations
 import argparse
 import contextlib
 import datetime as dt
+import faulthandler
 import http.server
 import logging
 import os
 import re
 import shutil
+import signal
 import ssl
 import threading
 import time
@@ -168,6 +170,8 @@ class Agent:
                                               field_selector=f"spec.nodeName={NODE}", timeout_seconds=300)  # fmt: skip
                 for event in stream:
                     pod = event["object"]
+                    log.info("%s pod %s/%s (%s%s)", event["type"].lower(), pod.metadata.namespace, pod.metadata.name,
+                             pod.status.phase, ", being deleted" if pod.metadata.deletion_timestamp else "")  # fmt: skip
                     if event["type"] == "DELETED":
                         self._remove_container(pod.metadata.uid)
                     elif pod.metadata.deletion_timestamp:
@@ -358,8 +362,11 @@ class Agent:
             with contextlib.suppress(NotFound):
                 container.stop(timeout=int(grace if grace is not None else 30))
         try:
-            self.core.delete_namespaced_pod(pod.metadata.name, pod.metadata.namespace, grace_period_seconds=0,
-                                            body={"preconditions": {"uid": pod.metadata.uid}})  # fmt: skip
+            body = {
+                "gracePeriodSeconds": 0,
+                "preconditions": {"uid": pod.metadata.uid},
+            }  # the body's word, not the query's
+            self.core.delete_namespaced_pod(pod.metadata.name, pod.metadata.namespace, body=body)
         except ApiException as exc:
             if exc.status not in (404, 409):
                 raise
@@ -406,8 +413,8 @@ class Agent:
                     for chunk in containers[0].logs(stream=True, follow=follow, tail=tail):
                         self.wfile.write(chunk)
                         self.wfile.flush()
-                except (BrokenPipeError, ConnectionResetError):
-                    pass
+                except (BrokenPipeError, ConnectionResetError, ssl.SSLError):
+                    pass  # the API server's reader went away
 
             def log_message(self, format: str, *args: Any) -> None:
                 log.debug(format, *args)
@@ -445,6 +452,7 @@ def main() -> None:
     parser.add_argument("--cpus", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--memory", type=int, default=os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
     args = parser.parse_args()
+    faulthandler.register(signal.SIGUSR1)  # kill -USR1: every thread's stack, into the log
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     agent = Agent(config.new_client_from_config(args.kubeconfig), Path(args.state), args.cpus, args.memory)
     agent.register()

@@ -39,11 +39,13 @@ def prepare(request, monkeypatch):
 
 
 @pytest.fixture(autouse=True)
-def _cluster(request):
+def _cluster(request, monkeypatch):
     if "slurm" in request.node.name:
         request.getfixturevalue("slurm_cluster")
     if "ray" in request.node.name:
         request.getfixturevalue("ray_cluster")
+    if "kubernetes" in request.node.name:
+        monkeypatch.setenv("KUBECONFIG", request.getfixturevalue("kube_cluster"))
 
 
 @pytest.mark.parametrize("name", TARGETS)

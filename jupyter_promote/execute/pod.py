@@ -17,31 +17,52 @@ from pathlib import Path
 
 from ..channel.sender import Sender
 from ..rundir import RunDir
+from ..runtime.events import EventLog
 
 #: The payload's files (the ConfigMap's keys).
 JOB_JSON, JOB_NOTEBOOK, INPUTS = "job.json", "job.ipynb", "inputs.tar.gz"
 
 
-def unpack(payload: Path, into: Path) -> None:
-    """The job's files from the payload into its run directory; its inputs into ``inputs/``."""
-    for name in (JOB_JSON, JOB_NOTEBOOK):
-        shutil.copyfile(payload / name, into / name)
-    inputs = into / "inputs"
-    inputs.mkdir(exist_ok=True)
-    if (payload / INPUTS).is_file():
-        with tarfile.open(payload / INPUTS) as archive:
-            archive.extractall(inputs, filter="data")  # no links out, no absolute paths, no devices
+def unpack_inputs(archive_path: Path, into: Path) -> None:
+    """The notebook's folder into ``into``: regular files and folders only, never a path out of it (the
+    archive's own rule, on any Python 3.8+: ``extractall(filter=...)`` is newer than some images' Python)."""
+    into.mkdir(exist_ok=True)
+    with tarfile.open(archive_path) as archive:
+        for member in archive.getmembers():
+            parts = Path(member.name).parts
+            if member.name.startswith("/") or ".." in parts or not (member.isfile() or member.isdir()):
+                continue
+            target = into.joinpath(*parts)
+            if member.isdir():
+                target.mkdir(parents=True, exist_ok=True)
+                continue
+            target.parent.mkdir(parents=True, exist_ok=True)
+            source = archive.extractfile(member)
+            if source is not None:
+                with source, open(target, "wb") as out:
+                    shutil.copyfileobj(source, out)
 
 
 def run(payload: Path) -> int:
     here = Path.cwd()
     try:
-        unpack(payload, here)
-    except (OSError, tarfile.TarError) as exc:
-        print(f"jupyter-promote: the job's payload {payload} could not be unpacked: {exc}", file=sys.stderr)
+        for name in (JOB_JSON, JOB_NOTEBOOK):
+            shutil.copyfile(payload / name, here / name)
+        run_dir = RunDir(here)
+        record = run_dir.read()
+    except Exception as exc:  # nothing to report on: the job's own record did not come
+        print(f"jupyter-promote: the job's payload {payload} is unusable: {exc}", file=sys.stderr)
         return 4
-    run_dir = RunDir(here)
     with Sender(run_dir):
+        try:
+            if (payload / INPUTS).is_file():
+                unpack_inputs(payload / INPUTS, here / "inputs")
+        except (OSError, tarfile.TarError) as exc:
+            EventLog(str(run_dir.events), record.id).emit(
+                "status", state="failed", reason="error", source="node",
+                message=f"the notebook's folder that came with the job could not be unpacked: {exc}",
+            )  # fmt: skip
+            return 4
         os.environ["PROMOTE_INPUTS"] = str(here / "inputs")
         from .runner import run as run_job
 

@@ -369,14 +369,16 @@ class KubernetesTarget(Target):
         relayed before a restart is skipped by seq); a broken stream is taken up again at the next poll."""
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         try:
-            response = self._core().read_namespaced_pod_log(pod, ns, follow=True, _preload_content=False,
-                                                            _request_timeout=(10, None))  # fmt: skip
+            response = self._core().read_namespaced_pod_log(pod, ns, follow=True, _preload_content=False)
             for chunk in response.stream(65536):
                 loop.call_soon_threadsafe(receiver.feed, decoder.decode(chunk))
             response.release_conn()
-            terminated = _container_state(self._core().read_namespaced_pod(pod, ns))[1]
-            if terminated is None:  # the stream broke while the container runs: read again at the next poll
-                return
+            # a followed log ends as its container does, a moment before the pod's status says so
+            deadline = time.monotonic() + 10
+            while _container_state(self._core().read_namespaced_pod(pod, ns))[1] is None:
+                if time.monotonic() > deadline:  # the stream broke while the container runs: read again later
+                    return
+                time.sleep(0.25)
             loop.call_soon_threadsafe(receiver.feed, decoder.decode(b"", final=True) + "\n")
             loop.call_soon_threadsafe(self._tailed.add, job_id)
         except RuntimeError:  # the event loop is gone (the server stopped)
