@@ -1,0 +1,200 @@
+"""End to end on a real Kubernetes control plane (scripts/kube-up.sh): kube-apiserver with RBAC, the Job
+controller and garbage collector of kube-controller-manager, etcd, and one node whose pods run in the local
+Docker engine. The tests submit as a user who may edit one namespace. The pod sees none of the submitter's
+files: the job goes in a ConfigMap, and every event, the output notebook, the observed environment and the
+job's files come back through the pod's log. From the CLI and the REST API: success with inputs and
+artifacts, an OOM kill, a pod waiting for CPUs no node has, a job the cluster forgot, cancel, a sweep,
+and a server killed outright while a Kubernetes job runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import fault_ledger
+import pytest
+from conftest import BASE_IMAGE, NOTEBOOKS, SMALL_KERNEL, events, job, on_kernel, wait_for
+from kubernetes import client, config
+from test_fault_points import Live
+
+from jupyter_promote.image import ImageBuilder
+from jupyter_promote.launch.pipeline import Pipeline
+from jupyter_promote.launch.request import ImageRequest, PromoteRequest
+from jupyter_promote.models import JobState, Resources
+from jupyter_promote.targets.kubernetes import KubernetesTarget, job_name
+
+NAMESPACE = "promote"
+
+
+@pytest.fixture
+def kube_cli(docker_cli, kube_cluster, tmp_path):
+    docker_cli.env["KUBECONFIG"] = kube_cluster
+    docker_cli.nb = lambda name, extra=(): on_kernel(NOTEBOOKS / name, SMALL_KERNEL, tmp_path / "nb", list(extra))
+    return docker_cli
+
+
+def api(kube_cluster: str, who: str = "user") -> client.ApiClient:
+    return config.new_client_from_config(kube_cluster.replace("user", who))
+
+
+def left_behind(kube_cluster: str, job_id: str) -> list[str]:
+    """The Jobs, pods and ConfigMaps of one job that are still in the cluster."""
+    core, batch = client.CoreV1Api(api(kube_cluster)), client.BatchV1Api(api(kube_cluster))
+    selector = f"jupyter-promote.io/job={job_id}"
+    return [o.metadata.name for call in (batch.list_namespaced_job, core.list_namespaced_pod,
+                                          core.list_namespaced_config_map)
+            for o in call(NAMESPACE, label_selector=selector).items]  # fmt: skip
+
+
+def test_a_notebook_runs_on_kubernetes_and_everything_comes_back_without_a_shared_filesystem(kube_cli, kube_cluster):
+    # Given a notebook that reads a file beside it, writes one, and fails where its own folder exists
+    nb = kube_cli.nb("success.ipynb", ["import os\nopen('result.txt', 'w').write(open('data.txt').read() * 2)",
+                                       "assert not os.path.exists(FOLDER), 'the pod sees the folder'"])  # fmt: skip
+    nb.write_text(nb.read_text().replace("FOLDER", json.dumps(str(nb.parent)).replace('"', "'")))
+    (nb.parent / "data.txt").write_text("hello\n")
+    # When it is promoted to Kubernetes
+    result = kube_cli("run", str(nb), "--target", "kubernetes", *kube_cli.base, timeout=600)
+    assert result.returncode == 0, result.stdout + result.stderr
+    run = kube_cli.only_run()
+    record = job(run)
+    # Then the job ran in a pod that cannot see the notebook's folder (its own cell says so)...
+    output = json.loads((run / "output.ipynb").read_text())
+    assert "hello" in json.dumps(output)
+    assert record["state"] == "succeeded" and record["handle"]["job"] == job_name(record["id"])
+    # ...and every event it wrote came back once, in order, numbered in the local log
+    seqs = [e["seq"] for e in events(run)]
+    assert seqs == list(range(1, len(seqs) + 1))
+    remote = [e["remote_seq"] for e in events(run) if "remote_seq" in e]
+    assert remote == list(range(1, len(remote) + 1)) and len(remote) > 10
+    assert not [e for e in events(run) if e["type"] == "alert"]
+    # with the environment it ran with, the file it wrote, and nothing left in the cluster
+    assert json.loads((run / "observed_env.json").read_text())["python"]["version"]
+    assert (run / "work" / "result.txt").read_text() == "hello\nhello\n"
+    assert record["artifacts"] == [{"path": "result.txt", "size": 12}]
+    wait_for(lambda: not left_behind(kube_cluster, record["id"]), 60, "the Job, its pod and ConfigMap to go")
+
+
+def test_an_oom_kill_in_a_pod_is_reported_with_its_limit(kube_cli):
+    hog = kube_cli.nb("success.ipynb", ["x = b'x' * (600 << 20)\nprint(len(x))"])
+    result = kube_cli("run", str(hog), "--target", "kubernetes", "--memory", "128M", *kube_cli.base, timeout=600)
+    assert result.returncode == 1, result.stdout + result.stderr
+    record = job(kube_cli.only_run())
+    assert (record["state"], record["reason"]) == ("failed", "oom"), record
+    assert "128Mi" in record["message"]
+
+
+def _pipeline(tmp_path: Path, small_kernel: dict[str, str], monkeypatch, notebook: str, **resources):
+    monkeypatch.setenv("JUPYTER_PATH", small_kernel["JUPYTER_PATH"])
+    path = on_kernel(NOTEBOOKS / notebook, SMALL_KERNEL, tmp_path / "nb")
+    pipeline = Pipeline(str(tmp_path / "runs"), poll_interval=0.2, image_builder=ImageBuilder(base_image=BASE_IMAGE))
+    request = PromoteRequest(notebook=str(path), target="kubernetes", image=ImageRequest(),
+                             resources=Resources(**resources))  # fmt: skip
+    return pipeline, pipeline.prepare(request)
+
+
+def test_a_pod_no_node_can_take_waits_queued_with_the_schedulers_reason(tmp_path, small_kernel, kube_cluster,
+                                                                       monkeypatch):  # fmt: skip
+    monkeypatch.setenv("KUBECONFIG", kube_cluster)
+    pipeline, prepared = _pipeline(tmp_path, small_kernel, monkeypatch, "success.ipynb", cpus=64)
+    target = KubernetesTarget()
+
+    async def go():
+        await pipeline.submit(prepared, target)
+        follow = asyncio.ensure_future(pipeline.follow(prepared, target))
+        queued = await wait_async(lambda: asyncio.sleep(0, events(prepared.run.path)),
+                                  lambda evs: any(e.get("reason") == "Unschedulable" for e in evs))  # fmt: skip
+        await target.cancel(prepared.record.handle)
+        return queued, await asyncio.wait_for(follow, 60)
+
+    evs, view = asyncio.run(go())
+    # the user sees that it waits, and why
+    queued = [e for e in evs if e["type"] == "status" and e.get("reason") == "Unschedulable"]
+    assert queued and queued[0]["state"] == "queued" and "Insufficient cpu" in queued[0]["message"]
+    assert view.state is JobState.CANCELLED
+
+
+async def wait_async(call, done, timeout: float = 60):
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        value = await call()
+        if done(value) or loop.time() > deadline:
+            return value
+        await asyncio.sleep(0.5)
+
+
+def test_a_job_whose_pod_vanishes_with_its_job_is_lost(tmp_path, small_kernel, kube_cluster, monkeypatch):
+    monkeypatch.setenv("KUBECONFIG", kube_cluster)
+    pipeline, prepared = _pipeline(tmp_path, small_kernel, monkeypatch, "hang.ipynb")
+    target = KubernetesTarget()
+    admin_core, admin_batch = (
+        client.CoreV1Api(api(kube_cluster, "admin")),
+        client.BatchV1Api(api(kube_cluster, "admin")),
+    )
+
+    async def go():
+        await pipeline.submit(prepared, target)
+        follow = asyncio.ensure_future(pipeline.follow(prepared, target))
+        await wait_async(lambda: asyncio.sleep(0, events(prepared.run.path)),
+                         lambda evs: any(e["type"] == "cell" for e in evs), 300)  # fmt: skip
+        # the cluster forgets the job: its Job goes, and its pod is killed at once (no grace: SIGKILL)
+        name = prepared.record.handle["job"]
+        admin_batch.delete_namespaced_job(name, NAMESPACE, body={"propagationPolicy": "Orphan"})
+        for pod in admin_core.list_namespaced_pod(NAMESPACE, label_selector=f"job-name={name}").items:
+            admin_core.delete_namespaced_pod(pod.metadata.name, NAMESPACE, body={"gracePeriodSeconds": 0})
+        fault_ledger.injected("Kubernetes Job and pod deleted behind the job's back")
+        return await asyncio.wait_for(follow, 120)
+
+    view = asyncio.run(go())
+    assert (view.state, view.reason) == (JobState.FAILED, "lost"), (view.state, view.reason, view.message)
+    assert "has no Job" in view.message
+
+
+def test_a_sweep_of_three_on_kubernetes(kube_cli):
+    result = kube_cli("sweep", str(kube_cli.nb("success.ipynb")), "-p", "a", "1", "2", "3", "--target", "kubernetes",
+                      "--json", *kube_cli.base, timeout=900)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout)
+    assert summary["states"] == {"succeeded": 3}
+    assert sorted(t["metrics"]["b"] for t in summary["tasks"]) == [2, 4, 6]
+
+
+@pytest.fixture
+def kube_server(tmp_path, small_kernel, kube_cluster):
+    live = Live(tmp_path, {**small_kernel, "KUBECONFIG": kube_cluster})
+    live.server.args.append(f"--ImageBuilder.base_image={BASE_IMAGE}")
+    for name in ("hang.ipynb", "success.ipynb"):
+        nb = json.loads((NOTEBOOKS / name).read_text())
+        nb["metadata"]["kernelspec"] = {"name": SMALL_KERNEL, "display_name": SMALL_KERNEL, "language": "python"}
+        (live.root / name).write_text(json.dumps(nb))
+    live.server.start()
+    yield live
+    if live.server.proc.poll() is None:
+        live.server.stop()
+    live.log.close()
+
+
+def test_the_rest_api_runs_and_cancels_a_kubernetes_job(kube_server, kube_cluster):
+    job_id = kube_server.call("POST", "jobs", body={"notebook": "hang.ipynb", "target": "kubernetes"})["id"]
+    wait_for(lambda: any(e["type"] == "cell" and "sleep" in str(e.get("source")) for e in kube_server.events(job_id)),
+             600, "the job's cell to run")  # fmt: skip
+    kube_server.call("DELETE", "jobs", job_id)
+    record = fault_ledger.check_job(kube_server.call, job_id, 120, states=("cancelled",))
+    assert record["reason"] == "cancelled"
+    wait_for(lambda: not left_behind(kube_cluster, job_id), 60, "the cancelled Job, its pod and ConfigMap to go")
+
+
+def test_a_server_killed_while_a_kubernetes_job_runs_loses_no_event(kube_server):
+    job_id = kube_server.call("POST", "jobs", body={"notebook": "hang.ipynb", "target": "kubernetes",
+                                                    "parameters": {"seconds": 12}})["id"]  # fmt: skip
+    wait_for(lambda: any(e["type"] == "cell" and "sleep" in str(e.get("source")) for e in kube_server.events(job_id)),
+             600, "the job's cell to run")  # fmt: skip
+    kube_server.kill()
+    fault_ledger.injected("server SIGKILL while a Kubernetes job runs")
+    kube_server.server.start()
+    record = fault_ledger.check_job(kube_server.call, job_id, 180, states=("succeeded",))
+    remote = [e["remote_seq"] for e in kube_server.events(job_id) if "remote_seq" in e]
+    assert remote == list(range(1, len(remote) + 1))  # read again from the log's start: nothing twice
+    assert Path(record["run_dir"], "output.ipynb").is_file()
