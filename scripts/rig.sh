@@ -7,10 +7,11 @@
 #     (~/.venvs/jupyter: jupyter-promote[docker] + JupyterLab), not editable, no test extras;
 #   - the notebook's kernel in a separate virtualenv (~/.venvs/project-kernel, Debian's Python 3.11),
 #     registered as the user's own kernelspec "project-kernel";
-#   - the user's jupyter_promote_config.py naming the offline base image (no image can be pulled here).
+#   - the user's jupyter_promote_config.py naming the offline base image (no image can be pulled here);
+#   - the user's ~/.kube/config for the cluster scripts/kube-up.sh starts (namespace promote).
 #
 # Needs scripts/setup.sh (the build tools), scripts/docker-up.sh, scripts/base-image.sh and
-# scripts/slurm-up.sh first. Prints the wheel it installed.
+# scripts/slurm-up.sh first (and scripts/ray-up.sh, scripts/kube-up.sh for those targets). Prints the wheel it installed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -40,7 +41,7 @@ wheel=$(ls "$RIG_DIR"/dist/jupyter_promote-*.whl)
 echo "rig: installing $(basename "$wheel") into ~$RIG_USER/.venvs/jupyter"
 as_user "test -x ~/.venvs/jupyter/bin/python || python3 -m venv ~/.venvs/jupyter"
 # (the Ray client at the version of the cluster scripts/ray-up.sh starts, as a site tells its users)
-as_user "~/.venvs/jupyter/bin/pip install --quiet '$wheel[docker,ray]' 'ray[default]==2.60.0' 'jupyterlab>=4,<5'"
+as_user "~/.venvs/jupyter/bin/pip install --quiet '$wheel[docker,ray,kubernetes]' 'ray[default]==2.60.0' 'jupyterlab>=4,<5'"
 as_user "~/.venvs/jupyter/bin/pip install --quiet --force-reinstall --no-deps '$wheel'"
 
 # the kernel's own environment and kernelspec (the server's environment is not the kernel's)
@@ -55,4 +56,9 @@ as_user "mkdir -p ~/.jupyter && cat > ~/.jupyter/jupyter_promote_config.py" <<EO
 # written by jupyter-promote's scripts/rig.sh: no image can be pulled on this machine
 c.ImageBuilder.base_image = "$BASE_IMAGE"
 EOF
+# the user's Kubernetes credentials, as a cluster's admin hands them out (scripts/kube-up.sh)
+if [ -f /etc/promote-kube/user.kubeconfig ]; then
+  install -d -o "$RIG_USER" -m 0700 "$home/.kube"
+  install -o "$RIG_USER" -m 0600 /etc/promote-kube/user.kubeconfig "$home/.kube/config"
+fi
 echo "rig: ready: $RIG_USER ($home) with $(basename "$wheel")"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install everything, then run every test: Python (pytest, real kernels and papermill) and the
-# frontend (Jest, browser_check, galata in chromium), against real kernels, a real Docker engine, a real registry and a real Slurm cluster. Exits non-zero when any test fails.
+# frontend (Jest, browser_check, galata in chromium), against real kernels, a real Docker engine, a real registry, a real Slurm cluster, a real Ray head and a real Kubernetes control plane. Exits non-zero when any test fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -11,6 +11,9 @@ bash scripts/base-image.sh
 bash scripts/slurm-up.sh
 # a real one-node Ray cluster (its own user, a loopback-only network namespace) for the Ray target's tests
 bash scripts/ray-up.sh
+# a real Kubernetes control plane (kube-apiserver and kube-controller-manager built from Debian's source,
+# etcd) and one node whose pods run in the Docker engine, in a loopback-only network namespace
+bash scripts/kube-up.sh
 # the realistic rig: an unprivileged user with the built wheel in their own venv and their own kernel venv
 bash scripts/rig.sh
 export PATH="$(pwd)/.venv/bin:$PATH"
@@ -23,8 +26,8 @@ serverext=$(jupyter server extension list 2>&1)
 grep -q "jupyter_promote .*OK" <<<"$serverext" || { echo "FAIL: the server extension is not OK"; echo "$serverext"; status=1; }
 # hygiene, as anyone can run it (settings in pyproject.toml and package.json)
 lint() { echo "lint: $*"; "$@" || { echo "FAIL: $*"; status=1; }; }
-lint ruff check jupyter_promote tests benchmarks ui-tests
-lint ruff format --check jupyter_promote tests benchmarks ui-tests
+lint ruff check jupyter_promote tests benchmarks ui-tests scripts
+lint ruff format --check jupyter_promote tests benchmarks ui-tests scripts
 lint mypy jupyter_promote
 lint jlpm lint:check
 python -m pytest "$@" || status=$?

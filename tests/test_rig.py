@@ -29,7 +29,7 @@ import pytest
 from conftest import NOTEBOOKS, docker_ready
 
 RIG_USER = os.environ.get("PROMOTE_RIG_USER", "promote-user")
-TARGETS = ("local", "docker", "slurm", "ray")
+TARGETS = ("local", "docker", "slurm", "ray", "kubernetes")
 PROJECT = NOTEBOOKS / "project"
 PREFLIGHT = NOTEBOOKS / "preflight"
 ACTIVATE = "source ~/.venvs/jupyter/bin/activate"
@@ -102,8 +102,8 @@ def check_run(run_dir: Path, user: pwd.struct_passwd, scale: float = 2) -> dict[
 @pytest.mark.slow
 @pytest.mark.timeout(1200)
 @pytest.mark.parametrize("target", TARGETS)
-def test_the_cli_promotes_a_notebook_with_files_beside_it(user, target, slurm_cluster, ray_cluster):
-    if target == "docker":
+def test_the_cli_promotes_a_notebook_with_files_beside_it(user, target, slurm_cluster, ray_cluster, kube_cluster):
+    if target in ("docker", "kubernetes"):
         docker_ready()
     # Given a project folder of the user's, with a notebook that reads data.csv and config/labels.txt
     project = new_project(user, f"cli {target}", PROJECT)
@@ -203,7 +203,7 @@ def user_server(user, tmp_path) -> Iterator[tuple[UserServer, Path]]:
 @pytest.mark.slow
 @pytest.mark.timeout(1500)
 def test_the_users_server_promotes_on_every_target_through_the_rest_api(user, user_server, slurm_cluster,
-                                                                        ray_cluster):  # fmt: skip
+                                                                        ray_cluster, kube_cluster):  # fmt: skip
     docker_ready()
     server, project = user_server
     before = snapshot(project)

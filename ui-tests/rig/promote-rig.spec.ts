@@ -1,7 +1,7 @@
 /**
  * The button as a user has it (the rig: scripts/rig.sh and scripts/rig-lab.sh): JupyterLab run by an
  * unprivileged user from the installed wheel, started in `~/rig lab ñ é`, the notebook on the user's own
- * kernel. Promote from the notebook toolbar to local, Docker, Slurm and Ray; each job succeeds and lists the files
+ * kernel. Promote from the notebook toolbar to local, Docker, Slurm, Ray and Kubernetes; each job succeeds and lists the files
  * it wrote beside the notebook's inputs.
  */
 import { expect, IJupyterLabPageFixture, test } from '@jupyterlab/galata';
@@ -35,7 +35,7 @@ async function promoteFromToolbar(page: IJupyterLabPageFixture, target: string):
   await dialog.locator('.jp-Dialog-button.jp-mod-accept').click();
 }
 
-for (const target of ['local', 'docker', 'slurm', 'ray']) {
+for (const target of ['local', 'docker', 'slurm', 'ray', 'kubernetes']) {
   test(`promote a notebook with files beside it to ${target} as a normal user`, async ({ page, tmpPath }) => {
     test.setTimeout(600000);
     await uploadProject(page, tmpPath);
