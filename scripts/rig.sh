@@ -58,7 +58,7 @@ c.ImageBuilder.base_image = "$BASE_IMAGE"
 EOF
 # the user's Kubernetes credentials, as a cluster's admin hands them out (scripts/kube-up.sh)
 if [ -f /etc/promote-kube/user.kubeconfig ]; then
-  install -d -o "$RIG_USER" -m 0700 "$home/.kube"
-  install -o "$RIG_USER" -m 0600 /etc/promote-kube/user.kubeconfig "$home/.kube/config"
+  install -d -o "$RIG_USER" -g "$(id -gn "$RIG_USER")" -m 0700 "$home/.kube"
+  install -o "$RIG_USER" -g "$(id -gn "$RIG_USER")" -m 0600 /etc/promote-kube/user.kubeconfig "$home/.kube/config"
 fi
 echo "rig: ready: $RIG_USER ($home) with $(basename "$wheel")"
