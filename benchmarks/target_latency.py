@@ -3,7 +3,7 @@
 A notebook on a small kernel (the test suite's, ``.envs/small-kernel``; made by the tests or by hand)
 reports a metric every 0.2 s for 3 s. For each target (``local``, ``slurm`` on the cluster of
 scripts/slurm-up.sh, ``ray`` on the head of scripts/ray-up.sh, ``kubernetes`` on the cluster of
-scripts/kube-up.sh, in the small kernel's verified image, built once):
+scripts/k8s-up.sh, in the small kernel's verified image, built once):
 
 1. Submit to running: seconds from handing the prepared job to its target until the runner's ``running``
    event is in the local run directory (the freeze before it is not counted; on Ray and on a Slurm node

@@ -8,10 +8,10 @@
 #   - the notebook's kernel in a separate virtualenv (~/.venvs/project-kernel, Debian's Python 3.11),
 #     registered as the user's own kernelspec "project-kernel";
 #   - the user's jupyter_promote_config.py naming the offline base image (no image can be pulled here);
-#   - the user's ~/.kube/config for the cluster scripts/kube-up.sh starts (namespace promote).
+#   - the user's ~/.kube/config for the cluster scripts/k8s-up.sh starts (namespace promote).
 #
 # Needs scripts/setup.sh (the build tools), scripts/docker-up.sh, scripts/base-image.sh and
-# scripts/slurm-up.sh first (and scripts/ray-up.sh, scripts/kube-up.sh for those targets). Prints the wheel it installed.
+# scripts/slurm-up.sh first (and scripts/ray-up.sh, scripts/k8s-up.sh for those targets). Prints the wheel it installed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -56,7 +56,7 @@ as_user "mkdir -p ~/.jupyter && cat > ~/.jupyter/jupyter_promote_config.py" <<EO
 # written by jupyter-promote's scripts/rig.sh: no image can be pulled on this machine
 c.ImageBuilder.base_image = "$BASE_IMAGE"
 EOF
-# the user's Kubernetes credentials, as a cluster's admin hands them out (scripts/kube-up.sh)
+# the user's Kubernetes credentials, as a cluster's admin hands them out (scripts/k8s-up.sh)
 if [ -f /etc/promote-kube/user.kubeconfig ]; then
   install -d -o "$RIG_USER" -g "$(id -gn "$RIG_USER")" -m 0700 "$home/.kube"
   install -o "$RIG_USER" -g "$(id -gn "$RIG_USER")" -m 0600 /etc/promote-kube/user.kubeconfig "$home/.kube/config"

@@ -13,7 +13,7 @@ bash scripts/slurm-up.sh
 bash scripts/ray-up.sh
 # a real Kubernetes control plane (kube-apiserver and kube-controller-manager built from Debian's source,
 # etcd) and one node whose pods run in the Docker engine, in a loopback-only network namespace
-bash scripts/kube-up.sh
+bash scripts/k8s-up.sh
 # the realistic rig: an unprivileged user with the built wheel in their own venv and their own kernel venv
 bash scripts/rig.sh
 export PATH="$(pwd)/.venv/bin:$PATH"

@@ -231,13 +231,13 @@ def ray_cluster() -> str:
     return address
 
 
-# ---- Kubernetes: the control plane and node scripts/kube-up.sh starts ------------------------------------
+# ---- Kubernetes: the control plane and node scripts/k8s-up.sh starts ------------------------------------
 KUBECONFIG = "/etc/promote-kube/user.kubeconfig"  # a user's credentials: may edit the namespace promote
 
 
 @pytest.fixture(scope="session")
 def kube_cluster() -> str:
-    """The Kubernetes tests need the cluster that scripts/test.sh starts (scripts/kube-up.sh); never skipped.
+    """The Kubernetes tests need the cluster that scripts/test.sh starts (scripts/k8s-up.sh); never skipped.
     Returns the users' kubeconfig."""
     try:
         from kubernetes import client, config
@@ -246,9 +246,9 @@ def kube_cluster() -> str:
         admin = config.new_client_from_config(KUBECONFIG.replace("user", "admin"))  # nodes: the cluster's admin
         nodes = [n for n in client.CoreV1Api(admin).list_node().items if n.metadata.name == "promote-node"]
     except Exception as exc:
-        pytest.fail(f"no Kubernetes API server answers with {KUBECONFIG} ({exc}): run scripts/kube-up.sh (as root)")
+        pytest.fail(f"no Kubernetes API server answers with {KUBECONFIG} ({exc}): run scripts/k8s-up.sh (as root)")
     if not nodes:
-        pytest.fail("the Kubernetes cluster has no node: run scripts/kube-up.sh (as root)")
+        pytest.fail("the Kubernetes cluster has no node: run scripts/k8s-up.sh (as root)")
     return KUBECONFIG
 
 

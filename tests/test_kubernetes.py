@@ -1,21 +1,23 @@
-"""End to end on a real Kubernetes control plane (scripts/kube-up.sh): kube-apiserver with RBAC, the Job
+"""End to end on a real Kubernetes control plane (scripts/k8s-up.sh): kube-apiserver with RBAC, the Job
 controller and garbage collector of kube-controller-manager, etcd, and one node whose pods run in the local
 Docker engine. The tests submit as a user who may edit one namespace. The pod sees none of the submitter's
 files: the job goes in a ConfigMap, and every event, the output notebook, the observed environment and the
 job's files come back through the pod's log. From the CLI and the REST API: success with inputs and
-artifacts, an OOM kill, a pod waiting for CPUs no node has, a job the cluster forgot, cancel, a sweep,
-and a server killed outright while a Kubernetes job runs.
+artifacts, parity with the tested baseline, NaN failing fast, an OOM kill, a pod waiting for CPUs no node
+has, an image that cannot be pulled, a job the cluster forgot, cancel, a sweep of four, and a server killed
+outright while a Kubernetes job runs.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import re
 from pathlib import Path
 
 import fault_ledger
 import pytest
-from conftest import BASE_IMAGE, NOTEBOOKS, SMALL_KERNEL, events, job, on_kernel, wait_for
+from conftest import BASE_IMAGE, NOTEBOOKS, SMALL_KERNEL, TORCH_KERNEL, events, job, on_kernel, wait_for
 from kubernetes import client, config
 from test_fault_points import Live
 
@@ -152,13 +154,76 @@ def test_a_job_whose_pod_vanishes_with_its_job_is_lost(tmp_path, small_kernel, k
     assert "has no Job" in view.message
 
 
-def test_a_sweep_of_three_on_kubernetes(kube_cli):
-    result = kube_cli("sweep", str(kube_cli.nb("success.ipynb")), "-p", "a", "1", "2", "3", "--target", "kubernetes",
-                      "--json", *kube_cli.base, timeout=900)  # fmt: skip
+def test_a_sweep_of_four_on_kubernetes(kube_cli):
+    result = kube_cli("sweep", str(kube_cli.nb("success.ipynb")), "-p", "a", "1", "2", "3", "4", "--target",
+                      "kubernetes", "--json", *kube_cli.base, timeout=900)  # fmt: skip
     assert result.returncode == 0, result.stderr
     summary = json.loads(result.stdout)
-    assert summary["states"] == {"succeeded": 3}
-    assert sorted(t["metrics"]["b"] for t in summary["tasks"]) == [2, 4, 6]
+    assert summary["states"] == {"succeeded": 4}
+    assert sorted(t["metrics"]["b"] for t in summary["tasks"]) == [2, 4, 6, 8]
+
+
+def test_a_pod_whose_image_cannot_be_pulled_waits_with_the_reason_then_fails(tmp_path, small_kernel, kube_cluster,
+                                                                            monkeypatch):  # fmt: skip
+    monkeypatch.setenv("KUBECONFIG", kube_cluster)
+    pipeline, prepared = _pipeline(tmp_path, small_kernel, monkeypatch, "success.ipynb")
+    prepared.record.image = {"ref": "127.0.0.1:1/promote/missing:1"}  # a registry that is not there (loopback)
+    target = KubernetesTarget(start_patience_s=8)
+
+    async def go():
+        await pipeline.submit(prepared, target)
+        return await asyncio.wait_for(pipeline.follow(prepared, target), 120)
+
+    view = asyncio.run(go())
+    assert (view.state, view.reason) == (JobState.FAILED, "environment"), (view.state, view.reason, view.message)
+    assert "ErrImagePull" in view.message or "ImagePullBackOff" in view.message
+    queued = [e for e in events(prepared.run.path) if e["type"] == "status" and e["state"] == "queued"]
+    assert any(e.get("reason") in ("ErrImagePull", "ImagePullBackOff") for e in queued)  # why it waited
+    wait_for(lambda: not left_behind(kube_cluster, prepared.record.id), 60, "the failed Job to go")
+
+
+def test_parity_with_the_notebooks_tested_baseline_on_kubernetes(kube_cli, small_kernel, tmp_path, monkeypatch):
+    import nbformat
+    from nbclient import NotebookClient
+
+    # Given a notebook run interactively on its kernel and saved with its report: the baseline
+    monkeypatch.setenv("JUPYTER_PATH", small_kernel["JUPYTER_PATH"])
+    nb = nbformat.v4.new_notebook()
+    for source, tags in [("drift = 0.0", ["parameters"]), ("accuracy = 0.9 + drift", []),
+                         ("import jupyter_promote as promote\n"
+                          "promote.report(accuracy=accuracy, tolerance={'accuracy': 0.01})", [])]:  # fmt: skip
+        cell = nbformat.v4.new_code_cell(source)
+        cell.metadata["tags"] = tags
+        nb.cells.append(cell)
+    nb.metadata["kernelspec"] = {"name": SMALL_KERNEL, "display_name": SMALL_KERNEL, "language": "python"}
+    NotebookClient(nb, kernel_name=SMALL_KERNEL, timeout=120).execute()
+    path = tmp_path / "tested" / "tested.ipynb"
+    path.parent.mkdir()
+    nbformat.write(nb, str(path))
+    # When it is promoted to Kubernetes with a drift beyond the tolerance
+    result = kube_cli("run", str(path), "-p", "drift", "0.05", "--target", "kubernetes", *kube_cli.base, timeout=600)
+    # Then the job succeeded and its behaviour did not match: exit code 3, the metric named
+    assert result.returncode == 3, result.stdout + result.stderr
+    record = job(kube_cli.only_run())
+    assert record["state"] == "succeeded" and record["parity"] == {"verdict": "fail", "failed": ["accuracy"]}
+    # beside the environment it ran with: the image's packages are the lock's; its Python is the base image's
+    # (Debian's 3.11.2 here), named when the kernel's differs
+    parity = (kube_cli.only_run() / "parity.txt").read_text()
+    assert re.search(
+        r"^  environment: (the same as the notebook kernel's|python: [0-9.]+ -> [0-9.]+)$", parity, re.M
+    ), parity
+
+
+@pytest.mark.timeout(1500)  # the first run builds and verifies the torch kernel's image (~6 min here)
+def test_a_diverging_notebook_fails_fast_with_nan_on_kubernetes(kube_cli, torch_kernel, tmp_path):
+    kube_cli.env.update(torch_kernel)
+    nb = on_kernel(NOTEBOOKS / "diverge.ipynb", TORCH_KERNEL, tmp_path / "torch")
+    result = kube_cli("run", str(nb), "--target", "kubernetes", *kube_cli.base, timeout=1500)
+    assert result.returncode == 1, result.stdout + result.stderr
+    record = job(kube_cli.only_run())
+    assert (record["state"], record["reason"]) == ("failed", "nan"), record
+    alerts = [e for e in events(kube_cli.only_run()) if e["type"] == "alert" and e.get("kind") == "nan"]
+    assert alerts and alerts[0]["step"] < 5000
 
 
 @pytest.fixture

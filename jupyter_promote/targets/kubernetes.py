@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any, ClassVar
 
-from traitlets import Bool, Dict, Int, Unicode
+from traitlets import Bool, Dict, Float, Int, List, Unicode
 
 from ..channel.receiver import Receiver
 from ..errors import TargetError
@@ -82,11 +82,20 @@ class KubernetesTarget(Target):
     context = Unicode("", help="The kubeconfig context (default: its current context).").tag(config=True)
     namespace = Unicode("", help="The namespace of the jobs (default: the context's, else 'default').").tag(config=True)
     image_pull_policy = Unicode("IfNotPresent", help="The pods' imagePullPolicy.").tag(config=True)
+    image_pull_secrets = List(Unicode(), help="Names of the namespace's Secrets to pull the image with.").tag(
+        config=True
+    )
+    service_account = Unicode("", help="The pods' service account (default: none mounted).").tag(config=True)
+    node_selector = Dict(help="The pods' nodeSelector ({'nvidia.com/gpu.present': 'true'}).").tag(config=True)
+    tolerations = List(Dict(), help="The pods' tolerations.").tag(config=True)
+    start_patience_s = Float(180.0, help="Seconds a pod may wait for its image or its configuration "
+                             "(ErrImagePull, ImagePullBackOff, CreateContainerConfigError) before the job fails "
+                             "with reason 'environment'; it is reported queued with that reason meanwhile.").tag(config=True)  # fmt: skip
     max_inputs_kb = Int(900, help="The most KiB of the notebook's folder (compressed) sent with a job: it travels "
                         "in a ConfigMap, which holds at most 1 MiB.").tag(config=True)  # fmt: skip
     kill_grace = Int(10, help="Seconds between SIGTERM and SIGKILL when a job is cancelled.").tag(config=True)
-    pod_spec = Dict(help="More pod spec fields for every job (nodeSelector, tolerations, securityContext, "
-                    "serviceAccountName, ...).").tag(config=True)  # fmt: skip
+    pod_spec = Dict(help="More pod spec fields for every job (volumes, securityContext, priorityClassName, "
+                    "affinity, ...), over the ones above.").tag(config=True)  # fmt: skip
     delete_finished = Bool(True, help="Delete a job's Job (its pod and ConfigMap with it) once its events and "
                            "files are in.").tag(config=True)  # fmt: skip
 
@@ -99,6 +108,7 @@ class KubernetesTarget(Target):
         self._tailed: set[str] = set()  # jobs whose whole log has been read
         self._ended_at: dict[str, float] = {}
         self._final: dict[str, TargetStatus] = {}  # what a deleted Job ended as
+        self._stuck_since: dict[str, float] = {}  # jobs whose pod waits for its image or configuration
 
     # -- the cluster ---------------------------------------------------------------------------------------
     def api(self) -> Any:
@@ -182,7 +192,8 @@ class KubernetesTarget(Target):
                 if exc.status != 409:  # a payload left by an earlier attempt at this job: replaced
                     raise
                 core.replace_namespaced_config_map(name, namespace, configmap)
-            created = batch.create_namespaced_job(namespace, self._job(record, name, record.image["ref"]))
+            image = record.image.get("digest") or record.image["ref"]  # pushed: by its registry digest
+            created = batch.create_namespaced_job(namespace, self._job(record, name, image))
             owner = {"apiVersion": "batch/v1", "kind": "Job", "name": name, "uid": created.metadata.uid}
             core.patch_namespaced_config_map(name, namespace, {"metadata": {"ownerReferences": [owner]}})
         except ApiException as exc:
@@ -233,12 +244,20 @@ class KubernetesTarget(Target):
             "volumeMounts": [{"name": "job", "mountPath": PAYLOAD_DIR, "readOnly": True},
                              {"name": "run", "mountPath": WORK_DIR}],
         }  # fmt: skip
-        pod = {
-            "restartPolicy": "Never", "automountServiceAccountToken": False, "enableServiceLinks": False,
-            "terminationGracePeriodSeconds": self.kill_grace, "containers": [container],
+        pod: dict[str, Any] = {
+            "restartPolicy": "Never", "automountServiceAccountToken": bool(self.service_account),
+            "enableServiceLinks": False, "terminationGracePeriodSeconds": self.kill_grace, "containers": [container],
             "volumes": [{"name": "job", "configMap": {"name": name}}, {"name": "run", "emptyDir": {}}],
-            **self.pod_spec,
         }  # fmt: skip
+        if self.service_account:
+            pod["serviceAccountName"] = self.service_account
+        if self.node_selector:
+            pod["nodeSelector"] = dict(self.node_selector)
+        if self.tolerations:
+            pod["tolerations"] = list(self.tolerations)
+        if self.image_pull_secrets:
+            pod["imagePullSecrets"] = [{"name": secret} for secret in self.image_pull_secrets]
+        pod.update(self.pod_spec)
         spec: dict[str, Any] = {"backoffLimit": 0, "template": {"metadata": {"labels": labels}, "spec": pod}}
         if res.time_limit_s:  # the runner stops the job itself at its limit; this is for a runner that cannot
             spec["activeDeadlineSeconds"] = int(res.time_limit_s) + 300
@@ -278,11 +297,16 @@ class KubernetesTarget(Target):
         if job.metadata.deletion_timestamp is not None and not ended:  # being cancelled: its pod is stopping
             return TargetStatus(JobState.RUNNING)
         if not ended and terminated is None:
-            if waiting is not None and waiting.reason in _STUCK:
-                status = TargetStatus(JobState.FAILED, "environment", f"the pod cannot start: {waiting.reason}: "
-                                      f"{(waiting.message or '').splitlines()[0][:300] if waiting.message else ''}")  # fmt: skip
+            if waiting is not None and waiting.reason in _STUCK:  # may pass (a registry restarting); else fails
+                message = (waiting.message or "").strip().splitlines()[0][:300] if waiting.message else waiting.reason
+                since = self._stuck_since.setdefault(job_id, time.monotonic())
+                if time.monotonic() - since < self.start_patience_s:
+                    return TargetStatus(JobState.QUEUED, waiting.reason, message)
+                status = TargetStatus(JobState.FAILED, "environment", f"the pod did not start in "
+                                      f"{self.start_patience_s:.0f} s: {waiting.reason}: {message}")  # fmt: skip
                 self._finish(job_id, handle, status)
                 return status
+            self._stuck_since.pop(job_id, None)
             if pod is None or pod.status.phase == "Pending":
                 scheduled = (
                     next((c for c in (pod.status.conditions or []) if c.type == "PodScheduled"), None) if pod else None
@@ -297,7 +321,10 @@ class KubernetesTarget(Target):
                 return TargetStatus(JobState.RUNNING)
         code = terminated.exit_code if terminated is not None else None
         failed = conditions.get("Failed")
-        if terminated is not None and terminated.reason == "OOMKilled":
+        if pod is not None and pod.status.reason == "Evicted":  # the node took its resources back
+            status = TargetStatus(JobState.FAILED, "killed", f"evicted: {pod.status.message or 'by the node'}",
+                                  exit_code=code, overrides=True)  # fmt: skip
+        elif terminated is not None and terminated.reason == "OOMKilled":
             limit = handle.get("memory")
             message = (
                 f"out of memory: the container hit its {_human(limit)} limit" if limit else "out of memory (OOMKilled)"

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # A real Kubernetes control plane for the Kubernetes target's tests, as a small site runs one: etcd
 # (Debian's etcd-server), kube-apiserver and kube-controller-manager (built from Debian's source package by
-# scripts/kube-build.sh: its Job controller runs the Jobs, its garbage collector removes what they own),
-# RBAC on, users authenticated by token. The one node is scripts/kube_node.py, a small node agent in place
+# scripts/k8s-build.sh: its Job controller runs the Jobs, its garbage collector removes what they own),
+# RBAC on, users authenticated by token. The one node is scripts/k8s_node.py, a small node agent in place
 # of a kubelet (a kubelet 1.20 needs dockershim, a pause image and cgroup settings this machine does not
 # offer): it schedules pods onto itself, runs each pod's container in the local Docker engine, reports
 # its state and exit code (OOMKilled included) and serves its log to the API server as a kubelet does.
@@ -10,9 +10,11 @@
 # Everything listens on 127.0.0.1 of a network namespace of its own (`promote-kube`, only `lo`);
 # scripts/ns_bridge.py forwards the host's 127.0.0.1:6443 to the API server. Users get a kubeconfig with a
 # token that may edit the namespace `promote` (the `edit` cluster role): /etc/promote-kube/user.kubeconfig,
-# which scripts/rig.sh and the tests copy to ~/.kube/config. Idempotent: an API server that answers is kept.
+# installed as ~/.kube/config of whoever runs this script when they have none (so that `jupyter promote run
+# NB --target kubernetes` needs no settings), and by scripts/rig.sh for the rig's user. Idempotent: an API
+# server that answers is kept.
 #
-# Usage: scripts/kube-up.sh [stop]
+# Usage: scripts/k8s-up.sh [stop]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 NS=promote-kube
@@ -24,7 +26,7 @@ PY=$root/.venv/bin/python
 
 in_ns() { ip netns exec "$NS" "$@"; }
 stop() {
-  pkill -f "kube_node.py" 2>/dev/null || true
+  pkill -f "k8s_node.py" 2>/dev/null || true
   pkill -f "$BIN/kube-controller-manager" 2>/dev/null || true
   pkill -f "$BIN/kube-apiserver" 2>/dev/null || true
   pkill -f "etcd --name promote-kube" 2>/dev/null || true
@@ -34,18 +36,18 @@ stop() {
   fi
 }
 if [ "${1:-}" = stop ]; then stop; exit 0; fi
-if [ "$(id -u)" != 0 ]; then echo "kube-up: needs root (a network namespace, the Docker engine)" >&2; exit 1; fi
+if [ "$(id -u)" != 0 ]; then echo "k8s-up: needs root (a network namespace, the Docker engine)" >&2; exit 1; fi
 
 ready() { curl -sf --max-time 3 --cacert "$ETC/ca.crt" -H "Authorization: Bearer $(cat "$ETC/admin.token" 2>/dev/null)" \
   "https://127.0.0.1:$PORT/readyz" >/dev/null 2>&1; }
 node_ready() { curl -sf --max-time 3 --cacert "$ETC/ca.crt" -H "Authorization: Bearer $(cat "$ETC/admin.token")" \
   "https://127.0.0.1:$PORT/api/v1/nodes/promote-node" 2>/dev/null | grep -q '"type": "Ready"'; }
-if ready && node_ready && pgrep -f kube_node.py >/dev/null; then echo "kube-up: the API server answers at https://127.0.0.1:$PORT"; exit 0; fi
+if ready && node_ready && pgrep -f k8s_node.py >/dev/null; then echo "k8s-up: the API server answers at https://127.0.0.1:$PORT"; exit 0; fi
 stop
 
-bash "$root/scripts/kube-build.sh"
+bash "$root/scripts/k8s-build.sh"
 command -v etcd >/dev/null || apt-get install -y -qq etcd-server >/dev/null
-"$PY" -c "import kubernetes, docker" 2>/dev/null || { echo "kube-up: the node agent needs the kubernetes and docker clients in $root/.venv (scripts/setup.sh)" >&2; exit 1; }
+"$PY" -c "import kubernetes, docker" 2>/dev/null || { echo "k8s-up: the node agent needs the kubernetes and docker clients in $root/.venv (scripts/setup.sh)" >&2; exit 1; }
 
 # certificates: one CA for the API server's serving certificate, the node's, and the service accounts' keys
 mkdir -p "$ETC" "$VAR"
@@ -97,7 +99,7 @@ chmod 0644 "$ETC/user.kubeconfig"  # the users' own credentials: copied to ~/.ku
 ip netns list | grep -qw "$NS" || ip netns add "$NS"
 ip -n "$NS" link set lo up
 
-echo "kube-up: starting etcd, kube-apiserver and kube-controller-manager in network namespace $NS"
+echo "k8s-up: starting etcd, kube-apiserver and kube-controller-manager in network namespace $NS"
 rm -rf "$VAR/etcd"
 nohup ip netns exec "$NS" etcd --name promote-kube --data-dir "$VAR/etcd" \
   --listen-client-urls http://127.0.0.1:2379 --advertise-client-urls http://127.0.0.1:2379 \
@@ -120,7 +122,7 @@ nohup ip netns exec "$NS" "$BIN/kube-controller-manager" --kubeconfig="$ETC/admi
 pkill -f "ns_bridge.py $NS" 2>/dev/null || true
 nohup "$PY" "$root/scripts/ns_bridge.py" "$NS" "$PORT" >"$VAR/bridge.log" 2>&1 &
 for _ in $(seq 60); do ready && break; sleep 0.5; done
-ready || { echo "kube-up: the API server does not answer on 127.0.0.1:$PORT" >&2; tail -20 "$VAR/apiserver.log"; exit 1; }
+ready || { echo "k8s-up: the API server does not answer on 127.0.0.1:$PORT" >&2; tail -20 "$VAR/apiserver.log"; exit 1; }
 
 # the users' namespace and their rights in it
 "$PY" - "$ETC/admin.kubeconfig" <<'PY'
@@ -142,9 +144,15 @@ make(client.RbacAuthorizationV1Api(api).create_namespaced_role_binding, "promote
 })
 PY
 
-echo "kube-up: starting the node agent (promote-node, pods in the local Docker engine)"
-nohup ip netns exec "$NS" "$PY" "$root/scripts/kube_node.py" --kubeconfig "$ETC/admin.kubeconfig" \
+echo "k8s-up: starting the node agent (promote-node, pods in the local Docker engine)"
+nohup ip netns exec "$NS" "$PY" "$root/scripts/k8s_node.py" --kubeconfig "$ETC/admin.kubeconfig" \
   --cert "$ETC/node.crt" --key "$ETC/node.key" --state "$VAR/pods" >"$VAR/node.log" 2>&1 &
 for _ in $(seq 60); do node_ready && break; sleep 0.5; done
-node_ready || { echo "kube-up: the node did not register" >&2; tail -20 "$VAR/node.log"; exit 1; }
-echo "kube-up: the API server answers at https://127.0.0.1:$PORT (kubeconfig: $ETC/user.kubeconfig, namespace promote)"
+node_ready || { echo "k8s-up: the node did not register" >&2; tail -20 "$VAR/node.log"; exit 1; }
+# the kubeconfig where the client looks by default, unless one of the user's own is there
+mine="$HOME/.kube/config"
+if [ ! -f "$mine" ] || grep -q "name: promote-kube" "$mine"; then
+  install -d -m 0700 "$HOME/.kube"
+  install -m 0600 "$ETC/user.kubeconfig" "$mine"
+fi
+echo "k8s-up: the API server answers at https://127.0.0.1:$PORT (kubeconfig: $ETC/user.kubeconfig, namespace promote)"

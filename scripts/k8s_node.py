@@ -17,7 +17,7 @@ agent does the part of a node's work that Jobs depend on, through the real API s
 
 What it does not do: init containers, more than one container per pod, probes, restarts
 (``restartPolicy`` other than Never), services or pod networking. Run it as root in the control plane's
-network namespace (scripts/kube-up.sh).
+network namespace (scripts/k8s-up.sh).
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ NODE = "promote-node"
 LABEL_UID = "io.kubernetes.pod.uid"
 LABEL_NAME = "io.kubernetes.pod.name"
 LABEL_NAMESPACE = "io.kubernetes.pod.namespace"
-log = logging.getLogger("kube_node")
+log = logging.getLogger("k8s_node")
 
 
 def now() -> str:

@@ -8,15 +8,15 @@
 # mapiterinit while encoding JSON) when built with Go 1.18 or later, as bookworm's Go 1.19 is; Debian
 # builds the package against its own reflect2 1.0.2, and so does this script.
 #
-# Usage: scripts/kube-build.sh
+# Usage: scripts/k8s-build.sh
 set -euo pipefail
 BIN=/opt/promote-kube/bin
 SRC=/opt/promote-kube/src
 BUILD="kubernetes 1.20.2, reflect2 1.0.2"  # what a cached build must have been made from
 if [ -x "$BIN/kube-apiserver" ] && [ -x "$BIN/kube-controller-manager" ] && [ "$(cat "$BIN/BUILD" 2>/dev/null)" = "$BUILD" ]; then
-  echo "kube-build: cached in $BIN"; exit 0
+  echo "k8s-build: cached in $BIN"; exit 0
 fi
-if [ "$(id -u)" != 0 ]; then echo "kube-build: needs root (apt-get)" >&2; exit 1; fi
+if [ "$(id -u)" != 0 ]; then echo "k8s-build: needs root (apt-get)" >&2; exit 1; fi
 export DEBIAN_FRONTEND=noninteractive
 # deb-src next to the machine's deb lines, in a file of our own
 if ! grep -rqs "^Types:.*deb-src" /etc/apt/sources.list.d/promote-src.sources; then
@@ -30,7 +30,7 @@ cd "$SRC"
 if ! ls -d kubernetes-*/ >/dev/null 2>&1; then apt-get source -qq kubernetes >/dev/null; fi
 cd "$(ls -d kubernetes-*/ | head -1)"
 rsync -a --delete --exclude go.mod /usr/share/gocode/src/github.com/modern-go/reflect2/ vendor/github.com/modern-go/reflect2/
-echo "kube-build: building kube-apiserver and kube-controller-manager from $(pwd) (minutes)"
+echo "k8s-build: building kube-apiserver and kube-controller-manager from $(pwd) (minutes)"
 export GOFLAGS=-mod=vendor GO111MODULE=on GOCACHE="$SRC/.gocache" GOPATH="$SRC/.gopath"
 make WHAT="cmd/kube-apiserver cmd/kube-controller-manager" >"$SRC/build.log" 2>&1 || { tail -30 "$SRC/build.log"; exit 1; }
 for b in kube-apiserver kube-controller-manager; do
