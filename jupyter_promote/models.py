@@ -141,7 +141,7 @@ class MonitorSettings:
     nan_action: str = "fail"  # "fail" or "alert"
     stall_action: str = "fail"
     throughput_action: str = "alert"
-    check_every: int = 10  # optimizer steps between finiteness checks (one host sync each)
+    check_every: int = 10  # steps between finiteness checks (no host sync on CUDA: read back a check later)
     heartbeat_s: float = 5.0
     window_s: float = 2.0  # throughput window
     gpu_sample_s: float = 5.0

@@ -63,6 +63,24 @@ def test_diverging_loss_fails_fast_with_a_nan_alert(cli):
     assert '"finished training\\n"' not in (run / "output.ipynb").read_text()  # the cell after never ran
 
 
+def test_a_loop_that_updates_its_weights_by_hand_is_counted_and_fails_fast_on_nan(cli):
+    # no optimizer: loss.backward(), then W.data += -lr * W.grad (lecture notebooks, much research code)
+    result = cli("run", str(NOTEBOOKS / "manual_sgd.ipynb"))
+    assert result.returncode == 1, result.stderr
+    run = cli.only_run()
+    record = job(run)
+    assert (record["state"], record["reason"]) == ("failed", "nan"), record
+    alert = next(e for e in events(run) if e["type"] == "alert")
+    assert alert["kind"] == "nan" and alert["step"] <= 50 and "the loss" in alert["message"]
+    # the same loop at a sane rate: its backward() calls are its steps
+    result = cli("run", str(NOTEBOOKS / "manual_sgd.ipynb"), "-p", "lr", "0.01", "-p", "steps", "200")
+    assert result.returncode == 0, result.stderr
+    sane = next(r for r in sorted(cli.runs.iterdir()) if r != run)
+    assert job(sane)["state"] == "succeeded"
+    counted = [e.get("steps") or 0 for e in events(sane) if e["type"] in ("step", "heartbeat")]
+    assert max(counted) == 199  # each backward() a step once the next one shows no optimizer stepped between
+
+
 def test_hang_raises_a_stall_alert_dumps_stacks_and_fails(cli):
     result = cli("run", str(NOTEBOOKS / "hang.ipynb"), "--stall-timeout", "3", "--monitor", "heartbeat_s=1")
     assert result.returncode == 1, result.stderr

@@ -1,8 +1,11 @@
 """The in-job monitor: counts optimizer steps, catches NaN/Inf, stalls, throughput drops and GPU memory trouble.
 
-The training thread pays one Python call per optimizer step (a counter) and one finiteness check every
-``check_every`` steps (one host sync). Everything else (heartbeats, windows, stall detection, NVML)
-happens in one background thread.
+The training thread pays one Python call per optimizer step, or per ``backward()`` in a loop with no
+optimizer (a counter), and one finiteness check every ``check_every`` steps: on CPU tensors a plain read;
+on CUDA tensors no host sync at all (the verdict is computed on the device, copied to pinned memory without
+blocking, and read at a later check once its event has passed, so a divergence is reported a check or two
+later instead of every check stalling the device's queue). Everything else (heartbeats, windows, stall
+detection, NVML) happens in one background thread.
 """
 
 from __future__ import annotations
@@ -78,6 +81,8 @@ class Monitor:
         self.busy = False
         self._progress_at = time.monotonic()
         self._last_loss: Any = None
+        self._backward_pending = False  # a backward() seen, no optimizer step since
+        self._optimizer_seen = False
         self._torch: ModuleType | None = None
         self._handles: list[Any] = []
         self._stop = threading.Event()
@@ -88,6 +93,8 @@ class Monitor:
         self._baseline: float | None = None
         self._dropped = False
         self._gpu_alerted: set[tuple[int, str]] = set()
+        self._verdicts: deque[tuple[int, list[str], Any, Any]] = deque()  # (step, wheres, pinned flags, event)
+        self._pinned: list[Any] = []  # a small ring of pinned host flags, reused
 
     # ---- life cycle -------------------------------------------------------------------------
     def start(self) -> None:
@@ -119,39 +126,94 @@ class Monitor:
         torch.autograd.backward = self._backward
 
     def _backward(self, tensors: Any, *args: Any, **kwargs: Any) -> Any:
+        """Every ``backward()``: its loss is remembered for the finiteness check. In a loop that updates its
+        weights by hand (``W.data -= lr * W.grad``: no optimizer), a backward that the next one follows with no
+        optimizer step between them is a step of its own, counted and checked like an optimizer's."""
         torch = self._torch
         if torch is not None and isinstance(tensors, torch.Tensor) and tensors.numel() == 1:
             self._last_loss = tensors.detach()
+        manual = self._backward_pending and not self._optimizer_seen  # no optimizer step after the last one
+        self._backward_pending = True
+        if manual:
+            self._count_step(None)
         return self._orig_backward(tensors, *args, **kwargs)
 
     def _on_step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
+        self._backward_pending, self._optimizer_seen = False, True  # from now on, steps are the optimizer's
+        self._count_step(optimizer)
+
+    def _count_step(self, optimizer: Any) -> None:
         self.steps += 1
         if self.steps % self.check_every == 0 and self.fatal is None:
             self._check_finite(optimizer)
 
     def _check_finite(self, optimizer: Any) -> None:
-        """One host sync: the last loss every ``check_every`` steps (NaN parameters make the next loss NaN),
-        and all parameters every tenth check, or at every check when no loss was seen."""
+        """The last loss every ``check_every`` steps (NaN parameters make the next loss NaN), and all
+        parameters every tenth check, or at every check when no loss was seen."""
         torch = self._torch
         assert torch is not None
+        self._read_verdicts()
         loss = self._last_loss
         with torch.no_grad():
-            if loss is not None and not bool(torch.isfinite(loss).all()):
-                where = "the loss"
-            elif loss is None or self.steps % (self.check_every * 10) == 0:
+            checks: list[tuple[str, Any]] = []
+            if loss is not None:
+                checks.append(("the loss", torch.isfinite(loss).all()))
+            if optimizer is not None and (loss is None or self.steps % (self.check_every * 10) == 0):
                 tensors = [p for group in optimizer.param_groups for p in group["params"]]
                 sums = [t.detach().sum(dtype=torch.float32) for t in tensors]
-                if not sums or bool(torch.isfinite(torch.stack([s.to(sums[0].device) for s in sums])).all()):
-                    return
-                where = "the parameters"
-            else:
+                if sums:
+                    checks.append(
+                        ("the parameters", torch.isfinite(torch.stack([s.to(sums[0].device) for s in sums])).all())
+                    )
+            if not checks:
                 return
-        kind = "NaN" if where == "the loss" and bool(torch.isnan(loss).any()) else "NaN or Inf"
+            flags = torch.stack([flag.to(checks[0][1].device) for _, flag in checks])
+            wheres = [where for where, _ in checks]
+            if flags.is_cuda:  # never wait for the device on the training thread: read at a later check
+                self._verdicts.append((self.steps, wheres, *self._copy_async(flags)))
+                return
+            self._judge(self.steps, wheres, flags.tolist())
+
+    def _judge(self, step: int, wheres: list[str], flags: list[bool]) -> None:
+        for where, finite in zip(wheres, flags, strict=True):
+            if not finite:
+                self._diverged(where, step, self._last_loss)
+                return
+
+    def _copy_async(self, flags: Any) -> tuple[Any, Any]:
+        torch = self._torch
+        assert torch is not None
+        if len(self._verdicts) >= 4:  # the device is far behind: wait for the oldest verdict
+            self._verdicts[0][3].synchronize()
+            self._read_verdicts()
+        free = [i for i, host in enumerate(self._pinned) if host.numel() == flags.numel()]
+        host = self._pinned.pop(free[0]) if free else torch.empty(flags.numel(), dtype=torch.bool, pin_memory=True)
+        host.copy_(flags, non_blocking=True)
+        event = torch.cuda.Event()
+        event.record()
+        return host, event
+
+    def _read_verdicts(self, wait: bool = False) -> None:
+        """The device's verdicts that are in (all of them when ``wait``): the first non-finite one is reported."""
+        while self._verdicts and (wait or self._verdicts[0][3].query()):
+            step, wheres, host, event = self._verdicts.popleft()
+            if wait:
+                event.synchronize()
+            flags = host.tolist()
+            self._pinned.append(host)
+            if not all(flags) and self.fatal is None:
+                self._verdicts.clear()
+                self._judge(step, wheres, flags)
+
+    def _diverged(self, where: str, step: int, loss: Any) -> None:
+        torch = self._torch
+        assert torch is not None
+        kind = "NaN" if where == "the loss" and loss is not None and bool(torch.isnan(loss).any()) else "NaN or Inf"
         message = (
-            f"{kind} in {where} at optimizer step {self.steps} (checked every {self.check_every} steps); "
+            f"{kind} in {where} at optimizer step {step} (checked every {self.check_every} steps); "
             "the loss diverged: lower the learning rate, clip gradients, or check the input data"
         )
-        self.alert("nan", message, self.nan_action, step=self.steps)
+        self.alert("nan", message, self.nan_action, step=step)
         if self.nan_action == "fail":
             self.fatal = "nan"
             raise NonFiniteError(message)
@@ -181,6 +243,9 @@ class Monitor:
         self._progress_at = time.monotonic()
 
     def _post_run_cell(self, result: Any = None) -> None:
+        if self._verdicts:  # the device's last verdicts of the cell's loop (the cell is over: waiting is free)
+            with contextlib.suppress(NonFiniteError):  # its alert (action fail) fails the job through the runner
+                self._read_verdicts(wait=True)
         self.busy = False
         self._progress_at = time.monotonic()
 
