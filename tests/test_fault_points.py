@@ -10,12 +10,14 @@ interpreter), the kernel's start and the environment recorded as the job ends.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import fault_ledger
@@ -61,6 +63,43 @@ class Live:
     def events(self, job_id: str) -> list[dict]:
         return self.call("GET", "jobs", job_id, "events")["events"]
 
+    @contextlib.contextmanager
+    def running(self) -> Iterator[Live]:
+        """The server started; stopped (unless a test killed it) and its log closed after."""
+        self.server.start()
+        try:
+            yield self
+        finally:
+            if self.server.proc.poll() is None:
+                self.server.stop()
+            self.log.close()
+
+    def on_kernel(self, kernel: str) -> None:
+        """The root's notebooks name ``kernel``."""
+        for name in ("hang.ipynb", "success.ipynb"):
+            nb = json.loads((self.root / name).read_text())
+            nb["metadata"]["kernelspec"] = {"name": kernel, "display_name": kernel, "language": "python"}
+            (self.root / name).write_text(json.dumps(nb))
+
+    def start_sleeping(self, target: str, timeout: float, **body) -> str:
+        """A job of hang.ipynb on ``target``, once its sleeping cell runs: its id."""
+        job_id = self.call("POST", "jobs", body={"notebook": "hang.ipynb", "target": target, **body})["id"]
+        wait_for(lambda: any(e["type"] == "cell" and "sleep" in str(e.get("source")) for e in self.events(job_id)),
+                 timeout, "the job's cell to run")  # fmt: skip
+        return job_id
+
+    def killed_and_restarted(self, job_id: str, what: str) -> dict:
+        """SIGKILL the server while ``job_id`` runs elsewhere, start it again: the job succeeds, every event
+        relayed from the job's log once (read again from its start), the output notebook in."""
+        self.kill()
+        fault_ledger.injected(what)
+        self.server.start()
+        record = fault_ledger.check_job(self.call, job_id, 180, states=("succeeded",))
+        remote = [e["remote_seq"] for e in self.events(job_id) if "remote_seq" in e]
+        assert remote == list(range(1, len(remote) + 1))
+        assert Path(record["run_dir"], "output.ipynb").is_file()
+        return record
+
     def runner_pid(self, job_id: str) -> int:
         record = wait_for(lambda: (r := self.call("GET", "jobs", job_id)).get("handle") and r, 60, "a handle")
         return int(record["handle"]["pid"])
@@ -68,12 +107,8 @@ class Live:
 
 @pytest.fixture
 def live(tmp_path, slow_kernel):
-    live = Live(tmp_path, slow_kernel)
-    live.server.start()
-    yield live
-    if live.server.proc.poll() is None:
-        live.server.stop()
-    live.log.close()
+    with Live(tmp_path, slow_kernel).running() as live:
+        yield live
 
 
 def stage_of(live: Live, job_id: str) -> str | None:

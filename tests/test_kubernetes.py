@@ -230,21 +230,13 @@ def test_a_diverging_notebook_fails_fast_with_nan_on_kubernetes(kube_cli, torch_
 def kube_server(tmp_path, small_kernel, kube_cluster):
     live = Live(tmp_path, {**small_kernel, "KUBECONFIG": kube_cluster})
     live.server.args.append(f"--ImageBuilder.base_image={BASE_IMAGE}")
-    for name in ("hang.ipynb", "success.ipynb"):
-        nb = json.loads((NOTEBOOKS / name).read_text())
-        nb["metadata"]["kernelspec"] = {"name": SMALL_KERNEL, "display_name": SMALL_KERNEL, "language": "python"}
-        (live.root / name).write_text(json.dumps(nb))
-    live.server.start()
-    yield live
-    if live.server.proc.poll() is None:
-        live.server.stop()
-    live.log.close()
+    live.on_kernel(SMALL_KERNEL)
+    with live.running():
+        yield live
 
 
 def test_the_rest_api_runs_and_cancels_a_kubernetes_job(kube_server, kube_cluster):
-    job_id = kube_server.call("POST", "jobs", body={"notebook": "hang.ipynb", "target": "kubernetes"})["id"]
-    wait_for(lambda: any(e["type"] == "cell" and "sleep" in str(e.get("source")) for e in kube_server.events(job_id)),
-             600, "the job's cell to run")  # fmt: skip
+    job_id = kube_server.start_sleeping("kubernetes", 600)
     kube_server.call("DELETE", "jobs", job_id)
     record = fault_ledger.check_job(kube_server.call, job_id, 120, states=("cancelled",))
     assert record["reason"] == "cancelled"
@@ -252,14 +244,5 @@ def test_the_rest_api_runs_and_cancels_a_kubernetes_job(kube_server, kube_cluste
 
 
 def test_a_server_killed_while_a_kubernetes_job_runs_loses_no_event(kube_server):
-    job_id = kube_server.call("POST", "jobs", body={"notebook": "hang.ipynb", "target": "kubernetes",
-                                                    "parameters": {"seconds": 12}})["id"]  # fmt: skip
-    wait_for(lambda: any(e["type"] == "cell" and "sleep" in str(e.get("source")) for e in kube_server.events(job_id)),
-             600, "the job's cell to run")  # fmt: skip
-    kube_server.kill()
-    fault_ledger.injected("server SIGKILL while a Kubernetes job runs")
-    kube_server.server.start()
-    record = fault_ledger.check_job(kube_server.call, job_id, 180, states=("succeeded",))
-    remote = [e["remote_seq"] for e in kube_server.events(job_id) if "remote_seq" in e]
-    assert remote == list(range(1, len(remote) + 1))  # read again from the log's start: nothing twice
-    assert Path(record["run_dir"], "output.ipynb").is_file()
+    job_id = kube_server.start_sleeping("kubernetes", 600, parameters={"seconds": 12})
+    kube_server.killed_and_restarted(job_id, "server SIGKILL while a Kubernetes job runs")

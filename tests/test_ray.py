@@ -13,7 +13,7 @@ from pathlib import Path
 
 import fault_ledger
 import pytest
-from conftest import NOTEBOOKS, SMALL_KERNEL, TORCH_KERNEL, events, job, on_kernel, wait_for
+from conftest import NOTEBOOKS, SMALL_KERNEL, TORCH_KERNEL, events, job, on_kernel
 from test_fault_points import Live
 
 RAY_USER = "promote-ray"
@@ -81,38 +81,21 @@ def test_a_sweep_of_four_on_ray(ray_cli):
 @pytest.fixture
 def ray_server(tmp_path, small_kernel, ray_cluster):
     live = Live(tmp_path, small_kernel)
-    for name in ("hang.ipynb", "success.ipynb"):
-        nb = json.loads((NOTEBOOKS / name).read_text())
-        nb["metadata"]["kernelspec"] = {"name": SMALL_KERNEL, "display_name": SMALL_KERNEL, "language": "python"}
-        (live.root / name).write_text(json.dumps(nb))
-    live.server.start()
-    yield live
-    if live.server.proc.poll() is None:
-        live.server.stop()
-    live.log.close()
+    live.on_kernel(SMALL_KERNEL)
+    with live.running():
+        yield live
 
 
 def test_the_rest_api_runs_and_cancels_a_ray_job(ray_server):
-    job_id = ray_server.call("POST", "jobs", body={"notebook": "hang.ipynb", "target": "ray"})["id"]
-    wait_for(lambda: any(e["type"] == "cell" and "sleep" in str(e.get("source")) for e in ray_server.events(job_id)),
-             300, "the job's cell to run")  # fmt: skip
+    job_id = ray_server.start_sleeping("ray", 300)
     ray_server.call("DELETE", "jobs", job_id)
     record = fault_ledger.check_job(ray_server.call, job_id, 120, states=("cancelled",))
     assert record["reason"] == "cancelled"
 
 
 def test_a_server_killed_while_a_ray_job_runs_loses_no_event(ray_server):
-    job_id = ray_server.call("POST", "jobs", body={"notebook": "hang.ipynb", "target": "ray",
-                                                   "parameters": {"seconds": 12}})["id"]  # fmt: skip
-    wait_for(lambda: any(e["type"] == "cell" and "sleep" in str(e.get("source")) for e in ray_server.events(job_id)),
-             300, "the job's cell to run")  # fmt: skip
-    ray_server.kill()
-    fault_ledger.injected("server SIGKILL while a Ray job runs")
-    ray_server.server.start()
-    record = fault_ledger.check_job(ray_server.call, job_id, 180, states=("succeeded",))
-    remote = [e["remote_seq"] for e in ray_server.events(job_id) if "remote_seq" in e]
-    assert remote == list(range(1, len(remote) + 1))  # read again from the log's start: nothing twice
-    assert Path(record["run_dir"], "output.ipynb").is_file()
+    job_id = ray_server.start_sleeping("ray", 300, parameters={"seconds": 12})
+    ray_server.killed_and_restarted(job_id, "server SIGKILL while a Ray job runs")
 
 
 def test_a_job_the_cluster_does_not_know_is_lost(ray_cluster):
