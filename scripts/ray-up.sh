@@ -50,13 +50,26 @@ chown "$USER_NAME" "$HOME_DIR/.config/pip/pip.conf"
 ip netns list | grep -qw "$NS" || ip netns add "$NS"
 ip -n "$NS" link set lo up
 
-echo "ray-up: starting the head (2 CPUs) in network namespace $NS as $USER_NAME"
-as_ray ray start --head --num-cpus=2 --node-ip-address=127.0.0.1 --port=6379 --dashboard-host=127.0.0.1 \
-  --dashboard-port=$PORT --object-store-memory=200000000 --temp-dir="$HOME_DIR/tmp" --disable-usage-stats \
-  >"$HOME_DIR/ray-start.log" 2>&1 || { tail -20 "$HOME_DIR/ray-start.log"; exit 1; }
-
-pkill -f "ns_bridge.py $NS" 2>/dev/null || true
-nohup "$VENV/bin/python" "$root/scripts/ns_bridge.py" "$NS" "$PORT" >"$HOME_DIR/bridge.log" 2>&1 &
-for _ in $(seq 60); do answers && break; sleep 0.5; done
-answers || { echo "ray-up: the dashboard does not answer on 127.0.0.1:$PORT" >&2; tail -5 "$HOME_DIR/bridge.log"; exit 1; }
-echo "ray-up: the head answers at http://127.0.0.1:$PORT"
+start_head() {
+  echo "ray-up: starting the head (2 CPUs) in network namespace $NS as $USER_NAME"
+  as_ray ray start --head --num-cpus=2 --node-ip-address=127.0.0.1 --port=6379 --dashboard-host=127.0.0.1 \
+    --dashboard-port=$PORT --object-store-memory=200000000 --temp-dir="$HOME_DIR/tmp" --disable-usage-stats \
+    >"$HOME_DIR/ray-start.log" 2>&1 || { tail -20 "$HOME_DIR/ray-start.log"; return 1; }
+  pkill -f "ns_bridge.py $NS" 2>/dev/null || true
+  nohup "$VENV/bin/python" "$root/scripts/ns_bridge.py" "$NS" "$PORT" >"$HOME_DIR/bridge.log" 2>&1 &
+  for _ in $(seq 60); do answers && return 0; sleep 0.5; done
+  return 1
+}
+# a head started right after another one stopped may come up without its dashboard (a dashboard module
+# that fails to start, seen after `ray stop --force`): stopped and started once more
+for attempt in 1 2; do
+  if start_head; then
+    echo "ray-up: the head answers at http://127.0.0.1:$PORT"
+    exit 0
+  fi
+  echo "ray-up: the dashboard does not answer on 127.0.0.1:$PORT (attempt $attempt)" >&2
+  tail -3 "$HOME_DIR/tmp/session_latest/logs/dashboard.err" 2>/dev/null >&2 || true
+  stop
+  sleep 5
+done
+exit 1
