@@ -100,3 +100,23 @@ class Target(LoggingConfigurable):
     def log_path(self, run: RunDir, handle: dict[str, Any]) -> str:
         """Where the job's stdout/stderr accumulate."""
         return str(run.log)
+
+
+def container_environment(record: JobRecord) -> dict[str, str]:
+    """The job's environment in a container of its image (Docker, a Kubernetes pod): the job's own variables,
+    then what the image's runner needs (a writable HOME and runtime directory, unbuffered output), and
+    ``OMP_NUM_THREADS`` from ``--cpus``."""
+    env = dict(record.env)
+    env.update({"HOME": "/tmp", "JUPYTER_RUNTIME_DIR": "/tmp/jupyter-runtime", "PYTHONUNBUFFERED": "1"})
+    if record.resources.cpus:
+        env["OMP_NUM_THREADS"] = str(record.resources.cpus)
+    return env
+
+
+def memory_text(n: int, binary_suffix: str = "") -> str:
+    """``n`` bytes as the engine writes its limits: ``128M`` (Docker), ``128Mi`` with ``binary_suffix="i"``
+    (Kubernetes); ``N bytes`` when no unit divides it."""
+    for unit, size in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
+        if n >= size and n % size == 0:
+            return f"{n // size}{unit}{binary_suffix}"
+    return f"{n} bytes"

@@ -15,18 +15,11 @@ from traitlets import Bool, Float, Unicode
 from ..errors import TargetError, UsageError
 from ..models import JobRecord, JobState, Resources
 from ..rundir import RunDir
-from .base import Target, TargetStatus
+from .base import Target, TargetStatus, container_environment, memory_text
 
 RUNNER = "/opt/promote/runner/bin/python"
 LABEL_JOB = "io.jupyter-promote.job"
 _ENTRY = "exec " + RUNNER + ' -m jupyter_promote.execute.runner "$0" >>"$0/job.log" 2>&1'
-
-
-def _human(n: int) -> str:
-    for unit, size in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
-        if n >= size and n % size == 0:
-            return f"{n // size}{unit}"
-    return f"{n} bytes"
 
 
 class DockerTarget(Target):
@@ -70,13 +63,6 @@ class DockerTarget(Target):
                 )
         return super().check_resources(resources)
 
-    def _environment(self, record: JobRecord) -> dict[str, str]:
-        env = dict(record.env)
-        env.update({"HOME": "/tmp", "JUPYTER_RUNTIME_DIR": "/tmp/jupyter-runtime", "PYTHONUNBUFFERED": "1"})
-        if record.resources.cpus:
-            env["OMP_NUM_THREADS"] = str(record.resources.cpus)
-        return env
-
     async def submit(self, record: JobRecord, run: RunDir) -> dict[str, Any]:
         from docker.types import DeviceRequest, Mount
 
@@ -113,7 +99,7 @@ class DockerTarget(Target):
             init=True,
             user=f"{os.getuid()}:{os.getgid()}",
             working_dir=str(run.path),
-            environment=self._environment(record),
+            environment=container_environment(record),
             mounts=mounts,
             shm_size=self.shm_size,
             network_mode=self.network_mode,
@@ -147,7 +133,7 @@ class DockerTarget(Target):
             if state.get("OOMKilled"):
                 limit = handle.get("memory")
                 message = (
-                    f"out of memory: the container hit its {_human(limit)} limit"
+                    f"out of memory: the container hit its {memory_text(limit)} limit"
                     if limit
                     else "out of memory (OOM killed)"
                 )

@@ -34,7 +34,7 @@ from ..errors import TargetError
 from ..image.recipe import RUNNER_PREFIX
 from ..models import JobRecord, JobState
 from ..rundir import RunDir
-from .base import Target, TargetStatus
+from .base import Target, TargetStatus, container_environment, memory_text
 from .inputs import pack_inputs
 
 #: Seconds a Job that ended may still be bringing its log in before it is taken as ended.
@@ -49,13 +49,6 @@ WORK_DIR = "/promote/run"
 #: Waiting reasons after which a pod never starts by itself.
 _STUCK = {"ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull", "CreateContainerConfigError",
           "CreateContainerError", "RunContainerError"}  # fmt: skip
-
-
-def _human(n: int) -> str:
-    for unit, size in (("Gi", 1 << 30), ("Mi", 1 << 20), ("Ki", 1 << 10)):
-        if n >= size and n % size == 0:
-            return f"{n // size}{unit}"
-    return str(n)
 
 
 def job_name(job_id: str) -> str:
@@ -124,9 +117,9 @@ class KubernetesTarget(Target):
         try:
             if os.path.isfile(path):
                 api = config.new_client_from_config(path, context=self.context or None)
-                _, active = config.list_kube_config_contexts(path)
+                contexts, active = config.list_kube_config_contexts(path)
                 if self.context:
-                    active = next(c for c in config.list_kube_config_contexts(path)[0] if c["name"] == self.context)
+                    active = next(c for c in contexts if c["name"] == self.context)
                 namespace = (active or {}).get("context", {}).get("namespace", "")
             elif os.environ.get("KUBERNETES_SERVICE_HOST"):
                 config.load_incluster_config()
@@ -226,10 +219,9 @@ class KubernetesTarget(Target):
 
     def _job(self, record: JobRecord, name: str, image: str) -> dict[str, Any]:
         res = record.resources
-        env = {"HOME": "/tmp", "JUPYTER_RUNTIME_DIR": "/tmp/jupyter-runtime", "PYTHONUNBUFFERED": "1", **record.env}
+        env = container_environment(record)
         limits: dict[str, str] = {}
         if res.cpus:
-            env["OMP_NUM_THREADS"] = str(res.cpus)
             limits["cpu"] = str(res.cpus)
         if res.memory_bytes:
             limits["memory"] = str(res.memory_bytes)
@@ -327,7 +319,9 @@ class KubernetesTarget(Target):
         elif terminated is not None and terminated.reason == "OOMKilled":
             limit = handle.get("memory")
             message = (
-                f"out of memory: the container hit its {_human(limit)} limit" if limit else "out of memory (OOMKilled)"
+                f"out of memory: the container hit its {memory_text(limit, 'i')} limit"
+                if limit
+                else "out of memory (OOMKilled)"
             )
             status = TargetStatus(JobState.FAILED, "oom", message, exit_code=code, overrides=True)
         elif handle.get("cancelled"):
