@@ -1,8 +1,8 @@
-"""Benchmarks of jupyter-promote against plain papermill, interleaved, reported as ratios.
+"""The fixed overhead of jupyter-promote against plain papermill, interleaved, reported as a ratio.
 
-1. Monitoring overhead: a torch MLP (3000 optimizer steps) run with plain papermill and as a promoted
-   job; the notebook measures its own steps/s. Target: promoted / plain >= 0.98.
-2. Fixed overhead: ``jupyter promote run --target local`` against ``papermill`` on a 10-cell notebook,
+(The monitoring overhead on a training loop is benchmarks/monitor_overhead.py.)
+
+Fixed overhead: ``jupyter promote run --target local`` against ``papermill`` on a 10-cell notebook,
    wall-clock seconds. Target: at most 1 s extra.
 
 Usage: python benchmarks/run.py [--rounds N]
@@ -11,7 +11,6 @@ Usage: python benchmarks/run.py [--rounds N]
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import subprocess
@@ -53,23 +52,7 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="promote-bench-"))
     env = dict(os.environ)
 
-    # 1. monitoring overhead (steps/s measured inside the notebook)
-    rates: dict[str, list[float]] = {"plain": [], "promoted": []}
-    out = work / "rate.json"
-    env_rate = {**env, "BENCH_OUT": str(out)}
-    for _ in range(args.rounds):
-        for name, fn in (("plain", plain), ("promoted", promoted)):
-            fn(HERE / "mlp_steps.ipynb", work, env_rate)
-            rates[name].append(json.loads(out.read_text())["steps_per_s"])
-    p, q = statistics.median(rates["plain"]), statistics.median(rates["promoted"])
-    print(
-        f"monitoring overhead: plain papermill {p:.0f} steps/s, promoted {q:.0f} steps/s, "
-        f"ratio {q / p:.3f} (target >= 0.98; {args.rounds} interleaved rounds, medians)"
-    )
-    print(f"  rounds plain:    {', '.join(f'{r:.0f}' for r in rates['plain'])}")
-    print(f"  rounds promoted: {', '.join(f'{r:.0f}' for r in rates['promoted'])}")
-
-    # 2. fixed overhead on a 10-cell notebook
+    # fixed overhead on a 10-cell notebook
     times: dict[str, list[float]] = {"plain": [], "promoted": []}
     for _ in range(args.rounds):
         for name, fn in (("plain", plain), ("promoted", promoted)):

@@ -14,7 +14,6 @@ import contextlib
 import faulthandler
 import os
 import signal
-import statistics
 import sys
 import threading
 import time
@@ -25,6 +24,9 @@ from typing import Any
 from .events import EventLog
 from .gpu import GpuSampler, memory_alerts
 from .imports import when_imported
+from .throughput import Drop, ThroughputJudge
+
+_monotonic = time.monotonic
 
 
 class MonitorAbort(Exception):
@@ -43,13 +45,6 @@ class StallError(MonitorAbort):
     """No progress for longer than the stall timeout."""
 
     reason = "stall"
-
-
-WARMUP_WINDOWS = 3
-BASELINE_WINDOWS = 5
-RECENT_WINDOWS = 3
-DROP_RATIO = 0.5
-RECOVER_RATIO = 0.8
 
 
 class Monitor:
@@ -77,6 +72,8 @@ class Monitor:
         self.window_s = float(settings.get("window_s", 2.0))
         self.gpu_sample_s = max(1.0, float(settings.get("gpu_sample_s", 5.0)))
         self.steps = 0
+        self._step_at = _monotonic()  # when the last step ended (the throughput judge's clock)
+        self._segment = 0  # the cells run so far: a new cell is a new segment of training
         self.fatal: str | None = None
         self.busy = False
         self._progress_at = time.monotonic()
@@ -88,10 +85,7 @@ class Monitor:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._stalled = False
-        self._rates: list[float] = []
-        self._recent: deque[float] = deque(maxlen=RECENT_WINDOWS)
-        self._baseline: float | None = None
-        self._dropped = False
+        self._throughput = ThroughputJudge(self.window_s, _monotonic())
         self._gpu_alerted: set[tuple[int, str]] = set()
         self._verdicts: deque[tuple[int, list[str], Any, Any]] = deque()  # (step, wheres, pinned flags, event)
         self._pinned: list[Any] = []  # a small ring of pinned host flags, reused
@@ -144,6 +138,7 @@ class Monitor:
 
     def _count_step(self, optimizer: Any) -> None:
         self.steps += 1
+        self._step_at = _monotonic()
         if self.steps % self.check_every == 0 and self.fatal is None:
             self._check_finite(optimizer)
 
@@ -239,6 +234,7 @@ class Monitor:
                 shell.events.unregister(name, fn)
 
     def _pre_run_cell(self, info: Any = None) -> None:
+        self._segment += 1
         self.busy = True
         self._progress_at = time.monotonic()
 
@@ -286,8 +282,10 @@ class Monitor:
                     self.log.emit(
                         "step", steps=steps, steps_per_s=round(rate, 3), window_s=round(now - window_start, 3)
                     )
-                    self._throughput(rate, steps)
                 window_start, window_steps = now, steps
+            drop = self._throughput.observe(self._segment, steps, self._step_at, now)
+            if drop is not None:
+                self._throughput_drop(drop)
             if stopping:
                 return
             if now >= next_beat:
@@ -300,29 +298,18 @@ class Monitor:
             if self.busy and idle > self.stall_timeout and not self._stalled:
                 self._stall(idle)
 
-    def _throughput(self, rate: float, steps: int) -> None:
-        self._rates.append(rate)
-        if len(self._rates) <= WARMUP_WINDOWS:
-            return
-        if self._baseline is None:
-            if len(self._rates) == WARMUP_WINDOWS + BASELINE_WINDOWS:
-                self._baseline = statistics.median(self._rates[WARMUP_WINDOWS:])
-            return
-        self._recent.append(rate)
-        if len(self._recent) < RECENT_WINDOWS:
-            return
-        recent = statistics.median(self._recent)
-        if not self._dropped and recent < DROP_RATIO * self._baseline:
-            self._dropped = True
-            message = (
-                f"throughput dropped to {recent:.1f} steps/s, {recent / self._baseline:.0%} of this job's own "
-                f"baseline of {self._baseline:.1f} steps/s (at step {steps}); look for contention, throttling or a slower input pipeline"
-            )
-            self.alert("throughput_drop", message, self.throughput_action, steps_per_s=recent, baseline=self._baseline)
-            if self.throughput_action == "fail":
-                self._abort("throughput_drop")
-        elif self._dropped and recent > RECOVER_RATIO * self._baseline:
-            self._dropped = False
+    def _throughput_drop(self, drop: Drop) -> None:
+        self.alert(
+            "throughput_drop",
+            drop.message(),
+            self.throughput_action,
+            steps_per_s=round(drop.steps_per_s, 3),
+            baseline=round(drop.baseline, 3),
+            since_step=drop.since_step,
+            since_s=round(drop.since_s, 1),
+        )
+        if self.throughput_action == "fail":
+            self._abort("throughput_drop")
 
     def _stall(self, idle: float) -> None:
         self._stalled = True
