@@ -53,6 +53,10 @@ def cmd_compare(args: argparse.Namespace, app: Any) -> int:
     from ..runtime.events import read_events
 
     nb = read_notebook(args.notebook)
+    if not parity.baseline_of(nb)["metrics"]:
+        print(f"{args.notebook}: no baseline to compare with (no promote.report output in the saved notebook; "
+              "run it interactively, call promote.report(...), save it, then compare)")  # fmt: skip
+        return EXIT_OK
     runs = []
     for path in args.runs:
         run = Path(path)
@@ -135,21 +139,31 @@ def reconcile(run: Any, app: Any) -> Any:
     return record, view
 
 
+#: The jobs ``status`` lists, newest first.
+STATUS_ROWS = 20
+
+
 def cmd_status(args: argparse.Namespace, app: Any) -> int:
     from ..rundir import RunDir
 
     if args.job is None:
         root = Path(app.settings.runs_dir)
-        runs = [RunDir(p) for p in sorted(root.iterdir())] if root.is_dir() else []
-        rows = [reconcile(r, app)[0] for r in runs if r.exists()]
+        runs = [RunDir(p) for p in root.iterdir()] if root.is_dir() else []
+        rows = sorted((reconcile(r, app)[0] for r in runs if r.exists()), key=lambda r: r.created_at, reverse=True)
         if args.json:
             print(json.dumps([r.to_json() for r in rows], indent=2, sort_keys=True))
+        elif not rows:
+            print(
+                f"no jobs yet in {root} (the runs directory: c.PromoteSettings.runs_dir or $JUPYTER_PROMOTE_RUNS_DIR)"
+            )
         else:
-            for r in rows[-20:]:
-                started = time.strftime("%Y-%m-%d %H:%M", time.localtime(r.created_at))
-                print(
-                    f"{r.id}  {r.state.value:<10} {r.reason or '':<8} {r.target:<8} {started}  {os.path.basename(r.notebook)}"
-                )
+            print(f"{'JOB':<12}  {'STATE':<10} {'REASON':<10} {'TARGET':<10} {'CREATED':<16}  NOTEBOOK")
+            for r in rows[:STATUS_ROWS]:
+                created = time.strftime("%Y-%m-%d %H:%M", time.localtime(r.created_at))
+                print(f"{r.id:<12}  {r.state.value:<10} {r.reason or '':<10} {r.target:<10} {created:<16}  "
+                      f"{os.path.basename(r.notebook)}")  # fmt: skip
+            if len(rows) > STATUS_ROWS:
+                print(f"({STATUS_ROWS} newest of {len(rows)} jobs in {root}; --json lists all)")
         return EXIT_OK
     if os.path.isfile(os.path.join(args.job, "sweep.json")):
         from ..analysis.spread import summarise

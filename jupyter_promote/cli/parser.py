@@ -17,8 +17,11 @@ from ..models import MonitorSettings
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:  # one line, exit code 2
-        raise UsageError(f"{self.prog}: {message}")
+    def error(self, message: str) -> NoReturn:  # one line, exit code 2; main() adds "jupyter promote: error: "
+        command = self.prog.removeprefix("jupyter promote").strip()
+        if "-p/--parameters: expected 2 arguments" in message or "-r/--parameters-raw: expected 2" in message:
+            message += " (give a name and a value apart: -p lr 0.1, not -p lr=0.1)"
+        raise UsageError(f"{command}: {message}" if command else message)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -41,16 +44,20 @@ def build_parser() -> argparse.ArgumentParser:
     freeze.add_argument("--json", action="store_true", help="print the lock on stdout")
 
     convert = sub.add_parser("convert", help="turn a notebook into a monitored papermill job notebook")
-    convert.add_argument("notebook")
+    convert.add_argument("notebook", help="the notebook to convert")
     convert.add_argument("-o", "--out", required=True, help="the job notebook to write")
     _monitor_options(convert)
 
     run = sub.add_parser("run", help="freeze, convert, run on a target and follow the job to the end")
-    run.add_argument("notebook")
-    run.add_argument("-p", "--parameters", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"))
-    run.add_argument("-r", "--parameters-raw", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"))
-    run.add_argument("-y", "--parameters-yaml", action="append", default=[], metavar="YAML")
-    run.add_argument("-f", "--parameters-file", action="append", default=[], metavar="PARAMS.yaml")
+    run.add_argument("notebook", help="the notebook to run (.ipynb)")
+    run.add_argument("-p", "--parameters", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
+                     help="a parameter, typed as papermill types it (-p lr 0.1 is a float, -p n 3 an int)")  # fmt: skip
+    run.add_argument("-r", "--parameters-raw", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
+                     help="a parameter as a string, untyped")  # fmt: skip
+    run.add_argument("-y", "--parameters-yaml", action="append", default=[], metavar="YAML",
+                     help="parameters as a YAML mapping, for lists and dicts")  # fmt: skip
+    run.add_argument("-f", "--parameters-file", action="append", default=[], metavar="PARAMS.yaml",
+                     help="parameters from a YAML file")  # fmt: skip
     run.add_argument("--target", help="where to run (default: local)")
     run.add_argument("--out", help="run directory (default: a new one under the runs directory)")
     _preflight_options(run)
@@ -64,12 +71,13 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--seeds", nargs="+", type=int, default=None, metavar="SEED",
                      help="one run per seed (the `seed` parameter); seed spread reported apart from replica spread")  # fmt: skip
     _monitor_options(run)
+    _notify_options(run)
     _image_options(run)
 
     sweep = sub.add_parser(
         "sweep", help="run a notebook once per parameter set (a grid, or a YAML list); one job array on Slurm"
     )
-    sweep.add_argument("notebook")
+    sweep.add_argument("notebook", help="the notebook to run once per parameter set")
     sweep.add_argument("-p", "--parameters", nargs="+", action="append", default=[], metavar=("NAME", "VALUE"),
                        help="a parameter and its values, typed as papermill types -p (the grid is every combination)")  # fmt: skip
     sweep.add_argument(
@@ -84,14 +92,15 @@ def build_parser() -> argparse.ArgumentParser:
     _resource_options(sweep, "time limit of each task")
     sweep.add_argument("--json", action="store_true", help="print the sweep's summary on stdout")
     _monitor_options(sweep)
+    _notify_options(sweep)
     _image_options(sweep)
 
     compare = sub.add_parser(
         "compare", help="parity of runs with the notebook's tested baseline, and their environment diff"
     )
     compare.add_argument("notebook", help="the saved source notebook (its promote.report outputs are the baseline)")
-    compare.add_argument("runs", nargs="+", metavar="RUN_DIR")
-    compare.add_argument("--json", action="store_true")
+    compare.add_argument("runs", nargs="+", metavar="RUN_DIR", help="the run directories to judge")
+    compare.add_argument("--json", action="store_true", help="print the parity report as JSON")
 
     build = sub.add_parser("build", help="build (or find) the verified container image of a kernel's environment")
     which = build.add_mutually_exclusive_group()
@@ -106,7 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
     check = sub.add_parser(
         "check", help="what will differ on the cluster: cells out of order, undefined names, installs, paths"
     )
-    check.add_argument("notebook")
+    check.add_argument("notebook", help="the notebook to check")
     check.add_argument(
         "--gpus", type=int, default=None, metavar="N", help="the GPUs the job would request (default: none)"
     )
@@ -114,7 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     status = sub.add_parser("status", help="the state of a job, a sweep, or recent jobs")
     status.add_argument("job", nargs="?", help="run directory, sweep directory or job id")
-    status.add_argument("--json", action="store_true")
+    status.add_argument("--json", action="store_true", help="print the job records as JSON")
 
     logs = sub.add_parser("logs", help="the job's stdout/stderr")
     logs.add_argument("job", help="run directory or job id")
@@ -133,9 +142,9 @@ def _preflight_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _resource_options(parser: argparse.ArgumentParser, time_help: str) -> None:
-    parser.add_argument("--cpus")
-    parser.add_argument("--memory")
-    parser.add_argument("--gpus")
+    parser.add_argument("--cpus", help="CPUs for the job, e.g. 4")
+    parser.add_argument("--memory", help="memory for the job, e.g. 8G or 512M")
+    parser.add_argument("--gpus", help="GPUs for the job, e.g. 1")
     parser.add_argument("--time", help=time_help)
 
 
@@ -176,6 +185,12 @@ def _monitor_options(parser: argparse.ArgumentParser) -> None:
         metavar="KEY=VALUE",
         help="monitor setting, e.g. nan_action=alert, stall_action=alert, throughput_action=fail, check_every=10",
     )
+
+
+def _notify_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--notify", action="append", default=None, metavar="NAME",
+                        help="tell this destination (c.Notifications.destinations) when the job ends or raises an "
+                        "alert; repeat for several; 'none' for none (default: c.Notifications.defaults)")  # fmt: skip
 
 
 def monitor_settings(args: argparse.Namespace, defaults: dict[str, Any] | None = None) -> MonitorSettings:
