@@ -82,9 +82,10 @@ class PromoteConfigApp(JupyterApp):
         # Application.classes is a plain class attribute, not a trait: set per instance, so that the target
         # plugins are loaded only when a CLI runs. These are what --help-all and --generate-config show.
         from .image import ImageBuilder
+        from .notify import Notifications
         from .server.app import PromoteExtension
 
-        self.classes = [PromoteSettings, PromoteExtension, ImageBuilder, *load_target_classes().values()]
+        self.classes = [PromoteSettings, PromoteExtension, ImageBuilder, Notifications, *load_target_classes().values()]
 
 
 def load_config(overrides: list[str]) -> PromoteConfigApp:
