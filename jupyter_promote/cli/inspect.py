@@ -216,3 +216,28 @@ def cmd_logs(args: argparse.Namespace, app: Any) -> int:
                 continue
             return EXIT_OK
         time.sleep(0.5)
+
+
+def cmd_prune(args: argparse.Namespace, app: Any) -> int:
+    """``jupyter promote prune``: remove finished jobs older than an age (never one still running)."""
+    from ..housekeeping import human_size, parse_age, prunable, remove
+    from ..rundir import RunDir
+
+    older_than = parse_age(args.older_than)
+    root = Path(app.settings.runs_dir)
+    runs = [RunDir(p) for p in root.iterdir() if not p.name.startswith(".")] if root.is_dir() else []
+    # bring each record up to date first: a job whose kernel died unseen is settled, one still running is kept
+    current = [run for run in runs if run.exists() and reconcile(run, app)[0].state.final]
+    found = sorted(prunable(current, older_than, args.state), key=lambda p: p.record.created_at)
+    verb = "would remove" if args.dry_run else "removed"
+    for item in found:
+        if not args.dry_run:
+            remove(item.run)
+        days = item.age_s / 86400
+        print(f"{verb} {item.record.id}  {item.record.state.value:<10} ended {days:.1f} days ago  "
+              f"{human_size(item.size):>10}  {item.run.path}")  # fmt: skip
+    total = human_size(sum(item.size for item in found))
+    kept = len(runs) - len(found)
+    print(f"{verb} {len(found)} job(s), {total}; kept {kept} in {root} (finished {args.state} jobs older than "
+          f"{args.older_than} are pruned; running jobs never)")  # fmt: skip
+    return EXIT_OK

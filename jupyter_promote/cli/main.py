@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 
 from ..errors import EXIT_CANCELLED, EXIT_OK, PromoteError
-from .inspect import cmd_check, cmd_compare, cmd_logs, cmd_status
+from .inspect import cmd_check, cmd_compare, cmd_logs, cmd_prune, cmd_status
 from .parser import build_parser
 from .run import cmd_run
 from .signals import interrupt
@@ -30,6 +30,7 @@ COMMANDS = {
     "run": cmd_run,
     "status": cmd_status,
     "logs": cmd_logs,
+    "prune": cmd_prune,
 }
 
 

@@ -125,6 +125,13 @@ def build_parser() -> argparse.ArgumentParser:
     status.add_argument("job", nargs="?", help="run directory, sweep directory or job id")
     status.add_argument("--json", action="store_true", help="print the job records as JSON")
 
+    prune = sub.add_parser("prune", help="remove finished jobs and their run directories (never a running job)")
+    prune.add_argument("--older-than", default="30d", metavar="AGE",
+                       help="jobs that ended longer ago than this, e.g. 30d, 12h, 2w (default: 30d)")  # fmt: skip
+    prune.add_argument("--state", default="all", choices=["succeeded", "failed", "cancelled", "all"],
+                       help="only jobs that ended so (default: all)")  # fmt: skip
+    prune.add_argument("--dry-run", action="store_true", help="list what would be removed; remove nothing")
+
     logs = sub.add_parser("logs", help="the job's stdout/stderr")
     logs.add_argument("job", help="run directory or job id")
     logs.add_argument("--follow", "-F", action="store_true", help="keep printing until the job ends")
