@@ -197,6 +197,7 @@ class JobRecord:
     sweep: dict[str, Any] | None = None  # {"id", "index", "size"} for one task of a sweep
     parity: dict[str, Any] | None = None  # {"verdict": pass|fail|no baseline, "failed": [metric, ...]}
     artifacts: list[dict[str, Any]] = field(default_factory=list)  # files the job wrote: {"path", "size"} in work/
+    notify: list[str] = field(default_factory=list)  # the destinations (c.Notifications) told of its end and alerts
 
     def to_json(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)

@@ -12,16 +12,19 @@ import contextlib
 import errno
 import logging
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import JobCancelled, PromoteError
 from ..events import JobView
-from ..models import JobState
+from ..models import JobRecord, JobState
 from ..rundir import RunDir
 from ..runtime.events import read_events
 from ..targets import Target
 from .pipeline import Pipeline, Prepared
 from .request import PromoteRequest
+
+if TYPE_CHECKING:
+    from ..notify import Notifier
 
 log = logging.getLogger("jupyter_promote")
 
@@ -52,10 +55,13 @@ class JobLifecycle:
     :class:`JobCancelled`), before it is submitted it ends cancelled, and after it is cancelled on its target.
     """
 
-    def __init__(self, pipeline: Pipeline, target: Target, hooks: JobHooks | None = None) -> None:
+    def __init__(
+        self, pipeline: Pipeline, target: Target, hooks: JobHooks | None = None, notifier: Notifier | None = None
+    ) -> None:
         self.pipeline = pipeline
         self.target = target
         self.hooks = hooks or JobHooks()
+        self.notifier = notifier
         self.prepared: Prepared | None = None
         self.cancel_requested = False
 
@@ -101,16 +107,35 @@ class JobLifecycle:
         """Follow to the final state; whatever breaks following, the job is settled, never left running."""
         prepared = self.task
         try:
-            view = await self.pipeline.follow(prepared, self.target, self.hooks.event)
+            view = await self.pipeline.follow(prepared, self.target, self._event)
         except Exception as exc:
             log.exception("jupyter-promote: following job %s failed", prepared.record.id)
             view = self._settle_after_error(prepared, exc)
             with contextlib.suppress(Exception):
                 await self.pipeline.cancel(prepared, self.target)
             self.hooks.settled(prepared, view, True)
+            self._notify_end(prepared, view)
             return view
         self.hooks.settled(prepared, view, False)
+        self._notify_end(prepared, view)
         return view
+
+    def _event(self, event: dict[str, Any], view: JobView) -> None:
+        self.hooks.event(event, view)
+        if self.notifier is not None and event.get("type") == "alert" and self.prepared is not None:
+            record = self._as_now(self.prepared.record, view)
+            self.notifier.alert(record.to_json(), event, str(self.prepared.run.path))
+
+    def _notify_end(self, prepared: Prepared, view: JobView) -> None:
+        if self.notifier is not None:
+            self.notifier.finished(self._as_now(prepared.record, view).to_json(), str(prepared.run.path))
+
+    @staticmethod
+    def _as_now(record: JobRecord, view: JobView) -> JobRecord:
+        """A copy of the job's record with what its events say so far (the record itself is the pipeline's)."""
+        copy = JobRecord.from_json(record.to_json())
+        view.update(copy)
+        return copy
 
     async def cancel(self) -> None:
         """Stop the job wherever it is (idempotent)."""
