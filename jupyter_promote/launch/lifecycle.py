@@ -12,7 +12,7 @@ import contextlib
 import errno
 import logging
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ..errors import JobCancelled, PromoteError
 from ..events import JobView
@@ -23,10 +23,15 @@ from ..targets import Target
 from .pipeline import Pipeline, Prepared
 from .request import PromoteRequest
 
-if TYPE_CHECKING:
-    from ..notify import Notifier
-
 log = logging.getLogger("jupyter_promote")
+
+
+class JobReporter(Protocol):
+    """Told of a job's alerts and of its end, off the job's path: notifications, experiment tracking."""
+
+    def alert(self, job: dict[str, Any], alert: dict[str, Any], run_dir: str | None) -> None: ...
+
+    def finished(self, job: dict[str, Any], run_dir: str | None) -> None: ...
 
 
 class JobHooks:
@@ -56,12 +61,12 @@ class JobLifecycle:
     """
 
     def __init__(
-        self, pipeline: Pipeline, target: Target, hooks: JobHooks | None = None, notifier: Notifier | None = None
+        self, pipeline: Pipeline, target: Target, hooks: JobHooks | None = None, reporters: tuple[JobReporter, ...] = ()
     ) -> None:
         self.pipeline = pipeline
         self.target = target
         self.hooks = hooks or JobHooks()
-        self.notifier = notifier
+        self.reporters = reporters
         self.prepared: Prepared | None = None
         self.cancel_requested = False
 
@@ -122,13 +127,16 @@ class JobLifecycle:
 
     def _event(self, event: dict[str, Any], view: JobView) -> None:
         self.hooks.event(event, view)
-        if self.notifier is not None and event.get("type") == "alert" and self.prepared is not None:
-            record = self._as_now(self.prepared.record, view)
-            self.notifier.alert(record.to_json(), event, str(self.prepared.run.path))
+        if self.reporters and event.get("type") == "alert" and self.prepared is not None:
+            job = self._as_now(self.prepared.record, view).to_json()
+            for reporter in self.reporters:
+                _tell(reporter.alert, job, event, str(self.prepared.run.path))
 
     def _notify_end(self, prepared: Prepared, view: JobView) -> None:
-        if self.notifier is not None:
-            self.notifier.finished(self._as_now(prepared.record, view).to_json(), str(prepared.run.path))
+        if self.reporters:
+            job = self._as_now(prepared.record, view).to_json()
+            for reporter in self.reporters:
+                _tell(reporter.finished, job, str(prepared.run.path))
 
     @staticmethod
     def _as_now(record: JobRecord, view: JobView) -> JobRecord:
@@ -170,3 +178,11 @@ class JobLifecycle:
             record.state, record.reason, record.message = view.state, reason, message
             record.finished_at = round(time.time(), 3)
         return view
+
+
+def _tell(call: Any, *args: Any) -> None:
+    """A reporter's failure is logged, never the job's."""
+    try:
+        call(*args)
+    except Exception:
+        log.exception("jupyter-promote: %s failed", getattr(call, "__qualname__", call))
