@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
+import sys
 import time
+import uuid
 from pathlib import Path
 
 from conftest import NOTEBOOKS, ROOT, SMALL_KERNEL, containers_of_tests, events, job, on_kernel, volumes
@@ -211,3 +214,34 @@ def test_the_engine_restarting_under_a_running_job_settles_it(docker_cli, tmp_pa
     record = job(docker_cli.only_run())
     assert record["state"] in ("failed", "cancelled") and record["reason"], record
     assert proc.returncode in (1, 130) and "Traceback" not in err, err[-3000:]
+
+
+def test_the_build_log_shows_what_pip_does_and_each_step_once(docker_cli, small_kernel, tmp_path):
+    # Given an environment no earlier build has seen: numpy and a wheel of its own (a unique version)
+    from test_freeze_cache import make_wheel
+
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    numpy = next(
+        line for line in (ROOT / "tests/envs/small-kernel.txt").read_text().splitlines() if line.startswith("numpy==")
+    )
+    wheel = make_wheel(tmp_path, "promote_log_probe", f"1.0.{uuid.uuid4().int % 10**9}")
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(venv / "bin/python"), "install", "-q", "--no-deps",
+                    numpy, str(wheel)], check=True)  # fmt: skip
+    # When its image is built
+    repo = "jupyter-promote/test-build-log"
+    result = docker_cli("build", "--python", str(venv / "bin/python"), f"--ImageBuilder.repository={repo}",
+                        "--json", *docker_cli.base, timeout=900)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    lines = result.stderr.splitlines()
+    # Then the log a person watches says what pip does: each package fetched, with its size, and installed
+    assert any("environment | Collecting numpy==" in line for line in lines), result.stderr
+    assert any(re.search(r"environment \|\s+(Downloading|Using cached) numpy-\S+ \(\d[\d.]* [kM]B\)", line)
+               for line in lines), result.stderr  # fmt: skip
+    assert any("environment | Processing /opt/promote/lock/wheels/promote_log_probe" in line for line in lines)
+    assert any("environment | Successfully installed" in line and "numpy-" in line for line in lines)
+    # And each step's header once, never BuildKit's repeated ones
+    headers = [line for line in lines if line.startswith("build step") and " done in " not in line]
+    assert headers and len(headers) == len(set(headers)), headers
+    assert sum("--python /opt/promote/env/bin/python install" in line for line in lines) <= 1
+    subprocess.run(["docker", "rmi", json.loads(result.stdout)["ref"]], capture_output=True)

@@ -46,6 +46,9 @@ def test_dockerfile_network_mode_matches_golden():
     assert "download.pytorch.org" not in text and "COPY ca" not in text
     assert text.count("--mount=type=secret,id=ca") == 2
     assert "syntax=" not in text  # a syntax line would pull a frontend image
+    # pip's downloads are kept in a BuildKit cache mount (a one-package change downloads one package), not a layer
+    assert text.count("--mount=type=cache,id=jupyter-promote-pip,target=/var/cache/promote-pip") == 2
+    assert "--no-cache-dir" not in text and "/opt/promote/tools" not in text
 
 
 def test_dockerfile_wheelhouse_mode_matches_golden():
@@ -54,6 +57,7 @@ def test_dockerfile_wheelhouse_mode_matches_golden():
     _golden("wheelhouse.Dockerfile", text)
     assert text.count("--no-index --find-links /tmp/wheelhouse") == 2
     assert "COPY wheelhouse" not in text  # bind-mounted for the step, never a layer
+    assert "type=cache" not in text and text.count("--no-cache-dir") == 2  # hermetic: nothing from earlier builds
 
 
 def test_layers_go_stable_first_and_the_notebook_is_never_in_them():
@@ -61,7 +65,12 @@ def test_layers_go_stable_first_and_the_notebook_is_never_in_them():
     image = text[text.index("FROM b\n") :]  # the final stage; the runner stage before it builds in parallel
     order = [
         image.index(s)
-        for s in ("FROM b", "COPY requirements.lock.txt", "RUN /opt/promote/tools/bin/pip", "COPY --from=runner")
+        for s in (
+            "FROM b",
+            "COPY requirements.lock.txt",
+            "--python /opt/promote/env/bin/python install",
+            "COPY --from=runner",
+        )
     ]
     assert order == sorted(order)
     assert "FROM b AS runner" in text and "COPY runner/" in text[: text.index("FROM b\n")]

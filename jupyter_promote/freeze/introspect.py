@@ -8,10 +8,12 @@ leaves except the allowlisted names passed in ``argv[1]`` (comma-separated).
 """
 
 import configparser
+import hashlib
 import json
 import os
 import platform
 import re
+import site
 import sys
 
 try:
@@ -61,7 +63,8 @@ def distributions():
     return out
 
 
-def pip_config():
+def pip_config_files():
+    """Every file pip reads its configuration from, whether it exists or not (in pip's order)."""
     files = []
     if os.environ.get("PIP_CONFIG_FILE"):
         files.append(os.environ["PIP_CONFIG_FILE"])
@@ -70,6 +73,11 @@ def pip_config():
     home = os.path.expanduser("~")
     files += [os.path.join(home, ".pip", "pip.conf"), os.path.join(home, ".config", "pip", "pip.conf")]
     files.append(os.path.join(sys.prefix, "pip.conf"))
+    return files
+
+
+def pip_config():
+    files = pip_config_files()
     settings = {}
     used = []
     for path in files:
@@ -163,8 +171,56 @@ def cpu():
             "machine": platform.machine()}
 
 
+#: Names in a path folder whose coming, going or change means an install or uninstall happened there.
+_INSTALL_MARKS = (".dist-info", ".egg-info", ".pth", ".egg-link")
+
+
+def fingerprint_paths():
+    """What decides this interpreter's environment, as paths: the interpreter, its venv's configuration,
+    every folder on ``sys.path``, the user site folder and pip's configuration files."""
+    paths = [os.path.realpath(sys.executable), os.path.join(sys.prefix, "pyvenv.cfg")]
+    paths += [p for p in sys.path if p]
+    user = getattr(site, "USER_SITE", None)
+    if user:
+        paths.append(user)
+    paths += pip_config_files()
+    seen = set()
+    return [p for p in paths if not (p in seen or seen.add(p))]
+
+
+def fingerprint(paths):  # type: (list[str]) -> str
+    """sha256 over the state of ``paths`` (see :func:`fingerprint_paths`): a file's size and mtime, a folder's
+    mtime and each install record in it (``*.dist-info``, ``*.pth``, ...) with its mtime; a missing path too.
+    Cheap (stat calls only) and computable from outside the interpreter: a ``pip install`` or uninstall into
+    any of the folders changes it."""
+    digest = hashlib.sha256()
+    for path in paths:
+        digest.update(path.encode("utf-8", "surrogateescape") + b"\0")
+        try:
+            st = os.stat(path)
+        except OSError:
+            digest.update(b"-\0")
+            continue
+        digest.update(("%d %d %d\0" % (st.st_mode & 0o170000, st.st_size, st.st_mtime_ns)).encode())
+        if not os.path.isdir(path):
+            continue
+        try:
+            names = sorted(n for n in os.listdir(path) if n.endswith(_INSTALL_MARKS))
+        except OSError:
+            continue
+        for name in names:
+            try:
+                mtime = os.stat(os.path.join(path, name)).st_mtime_ns
+            except OSError:
+                mtime = -1
+            digest.update(("%s %d\0" % (name, mtime)).encode("utf-8", "surrogateescape"))
+    return digest.hexdigest()
+
+
 def document(allow):
     """The introspection document of the running interpreter (``allow``: environment variables to record)."""
+    paths = fingerprint_paths()
+    state = fingerprint(paths)  # before reading: an install while this runs leaves a stale fingerprint, not a stale doc
     dists = distributions()
     libc = platform.libc_ver()
     doc = {
@@ -191,6 +247,7 @@ def document(allow):
         "cpu": cpu(),
         "env": {n: os.environ[n] for n in allow
                 if n in os.environ and not any(w in n.upper() for w in SECRET_WORDS)},
+        "fingerprint": {"paths": paths, "sha256": state},
     }
     return doc
 

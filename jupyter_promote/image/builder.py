@@ -305,10 +305,25 @@ class ImageBuilder(LoggingConfigurable):
         return ImageRef(plan.tag, image.id, env.content_hash, True, plan.base_image, None, verification.to_json(),
                         round(time.monotonic() - started, 2))  # fmt: skip
 
-    @staticmethod
-    def _python_of(base: str) -> str:
+    def _python_of(self, base: str) -> str:
+        """The Python version of ``base``, asked once per image id (a container start, kept in the cache)."""
+        known = Path(self.cache_dir) / "base-pythons.json"
+        image_id = self._base_id(base)
+        try:
+            versions: dict[str, str] = json.loads(known.read_text())
+        except (OSError, ValueError):
+            versions = {}
+        if isinstance(versions.get(image_id), str):
+            return versions[image_id]
         out = run_once(base, ["python3", "-c", "import platform; print(platform.python_version())"], role="probe")
-        return out.decode().strip()
+        version = out.decode().strip()
+        with contextlib.suppress(OSError):
+            known.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".base-pythons-", dir=known.parent)
+            with os.fdopen(fd, "w") as f:
+                json.dump({**versions, image_id: version}, f)
+            os.replace(tmp, known)
+        return version
 
 
 def _remove(image_id: str) -> None:

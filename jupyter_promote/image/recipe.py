@@ -25,7 +25,7 @@ ENV_PREFIX = "/opt/promote/env"
 RUNNER_PREFIX = "/opt/promote/runner"
 KERNEL_NAME = "promote-frozen"
 #: Bumped whenever the Dockerfile's shape changes; part of every image tag.
-RECIPE_VERSION = 2
+RECIPE_VERSION = 3
 #: What the runner imports at run time, besides the jupyter_promote package itself.
 RUNNER_REQUIREMENTS = ("papermill", "nbclient", "nbformat", "jupyter_client", "fastjsonschema", "pyyaml", "traitlets")
 _RUNNER_SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", "labextension", "static", "*.so")
@@ -74,6 +74,17 @@ def pinned_requirements(lock: dict[str, Any], *, local_wheels: bool = True) -> s
     return "\n".join(lines) + "\n"
 
 
+#: Where pip keeps downloaded wheels across builds (a BuildKit cache mount, never part of a layer): a lock
+#: that changes by one package downloads that package only.
+PIP_CACHE = "/var/cache/promote-pip"
+#: The base image's own pip, or (a base without one) a pip of its ``python3 -m venv``, for the install
+#: steps; nothing of it stays in the image. The installs use ``pip --python`` into venvs without pip.
+_PIP = (
+    "if python3 -m pip --version >/dev/null 2>&1; then pip='python3 -m pip'; "
+    "else python3 -m venv /tmp/promote-pip && pip=/tmp/promote-pip/bin/pip; fi"
+)
+
+
 def render_dockerfile(lock: dict[str, Any], options: BuildOptions, *, has_local_wheels: bool) -> str:
     """The Dockerfile for ``lock``; deterministic, golden-tested."""
     secrets = " ".join(f"--mount=type=secret,id={s}" for s in options.secrets)
@@ -83,26 +94,28 @@ def render_dockerfile(lock: dict[str, Any], options: BuildOptions, *, has_local_
     if "pipconf" in options.secrets:
         env_for_secrets.append("PIP_CONFIG_FILE=/run/secrets/pipconf")
     if options.wheelhouse:
-        source_mount = "--mount=type=bind,source=wheelhouse,target=/tmp/wheelhouse"
-        index_args = "--no-index --find-links /tmp/wheelhouse"
+        mounts = "--mount=type=bind,source=wheelhouse,target=/tmp/wheelhouse"
+        index_args = "--no-index --find-links /tmp/wheelhouse --no-cache-dir"
         prefix = ""
     else:
-        source_mount = secrets
-        index_args = ""
+        mounts = " ".join(x for x in (secrets, f"--mount=type=cache,id=jupyter-promote-pip,target={PIP_CACHE}") if x)
+        index_args = f"--cache-dir {PIP_CACHE}"
         prefix = (" ".join(env_for_secrets) + " ") if env_for_secrets else ""
-    pip_flags = " ".join(x for x in ("--no-deps --no-cache-dir --disable-pip-version-check", index_args) if x)
+    pip_flags = f"--no-deps --disable-pip-version-check {index_args}"
     python = lock["python"]["version"]
-    env = "ENV PYTHONDONTWRITEBYTECODE=1 PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1"
+    env = "ENV PYTHONDONTWRITEBYTECODE=1 PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1 PIP_ROOT_USER_ACTION=ignore"
     lines = [
         f"# jupyter-promote image for environment {lock['content_hash']} (Python {python})",
         "# rendered by jupyter_promote.image.recipe; no notebook content is ever part of it",
         "# stage 1, built in parallel with the environment: the runner, in a venv of its own",
         f"FROM {options.base_image} AS runner",
         env,
-        f"RUN python3 -m venv {RUNNER_PREFIX}",
         "COPY runner-requirements.txt /opt/promote/runner-requirements.txt",
         _run(
-            source_mount, f"{prefix}{RUNNER_PREFIX}/bin/pip install {pip_flags} -r /opt/promote/runner-requirements.txt"
+            mounts,
+            f"{_PIP} && python3 -m venv --without-pip {RUNNER_PREFIX} && {prefix}$pip --python "
+            f"{RUNNER_PREFIX}/bin/python install {pip_flags} -r /opt/promote/runner-requirements.txt "
+            "&& rm -rf /tmp/promote-pip",
         ),
         "COPY runner/ /opt/promote/runner-src/",
         f'RUN {RUNNER_PREFIX}/bin/python -c "import site; '
@@ -122,16 +135,15 @@ def render_dockerfile(lock: dict[str, Any], options: BuildOptions, *, has_local_
         ]
     lines += [
         "# the frozen environment: a venv that holds the lock's packages and nothing else",
-        f"RUN python3 -m venv /opt/promote/tools && python3 -m venv --without-pip {ENV_PREFIX}",
         "COPY requirements.lock.txt /opt/promote/lock/requirements.lock.txt",
     ]
     if has_local_wheels:
         lines.append("COPY wheels/ /opt/promote/lock/wheels/")
     lines += [
         _run(
-            source_mount,
-            f"{prefix}/opt/promote/tools/bin/pip --python {ENV_PREFIX}/bin/python install {pip_flags} "
-            "-r /opt/promote/lock/requirements.lock.txt",
+            mounts,
+            f"{_PIP} && python3 -m venv --without-pip {ENV_PREFIX} && {prefix}$pip --python {ENV_PREFIX}/bin/python "
+            f"install {pip_flags} -r /opt/promote/lock/requirements.lock.txt && rm -rf /tmp/promote-pip",
         ),
         "# the runner, apart from the frozen environment",
         f"COPY --from=runner {RUNNER_PREFIX} {RUNNER_PREFIX}",

@@ -49,7 +49,10 @@ def ensure(env_dir: str | os.PathLike[str], cache_dir: str | os.PathLike[str], b
         try:
             _create(lock, folder, prefix, base_python)
             verification = compare(
-                lock, read_environment(Interpreter((str(prefix / "bin" / "python"),)), tuple(lock.get("env", {})))
+                lock,
+                read_environment(
+                    Interpreter((str(prefix / "bin" / "python"),)), tuple(lock.get("env", {})), cached=False
+                ),
             )
         except BaseException:
             shutil.rmtree(prefix, ignore_errors=True)
