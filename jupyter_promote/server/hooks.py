@@ -1,8 +1,10 @@
 """The server's hooks on a job's lifecycle: every event stored once, in batches, and published to browsers.
 
 While a job is prepared (a freeze, an image build that takes minutes) its events are read from its run
-directory a few times a second; once it is followed, each poll's events go to the store in one
-transaction and then out on the event bus, and the record is stored at every change of state.
+directory a few times a second; once it is followed, each poll's events are queued for the store's writer
+thread (off the event loop; with every other job's, one transaction), then go out on the event bus
+(:meth:`.JobManager.stored`), and the record is stored at every
+status event, in the same transaction as its events.
 """
 
 from __future__ import annotations
@@ -76,16 +78,15 @@ class StoringHooks(JobHooks):
 
     def _flush(self) -> None:
         events, self._batch = self._batch, []
-        new = self._store(events)
-        if any(event["type"] == "status" for event in new) and self._view is not None:
-            self._view.update(self.record)
-            self.manager.store.put_job(self.record, self.run_dir)
+        if any(event["type"] == "status" for event in events) and self._view is not None:
+            self._view.update(self.record)  # the record goes in with its events (one transaction)
+            self.manager.store.add_events_soon(self.record.id, events, self.record, self.run_dir)
+        else:
+            self._store(events)
 
-    def _store(self, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        new = self.manager.store.add_events(self.record.id, events) if events else []
-        if new:
-            self.manager.publish(self.record.id, new)
-        return new
+    def _store(self, events: list[dict[str, Any]]) -> None:
+        """Queued for the store's writer thread; what is new is published once written."""
+        self.manager.store.add_events_soon(self.record.id, events)
 
     def settled(self, prepared: Prepared, view: JobView, by_error: bool) -> None:
         """The job's end: what is left of its events stored, then its record (job.json when readable)."""
@@ -95,8 +96,8 @@ class StoringHooks(JobHooks):
             self._view = None
             with contextlib.suppress(Exception):
                 store = self.manager.store
-                self._store(EventTail(str(prepared.run.events), after=store.last_seq(self.record.id),
-                                      job=self.record.id).read())  # fmt: skip
+                store.add_events(self.record.id, EventTail(str(prepared.run.events), after=store.last_seq(self.record.id),
+                                                           job=self.record.id).read())  # fmt: skip
             self.manager.store.put_job(prepared.record, self.run_dir)
             return
         self._flush()

@@ -5,6 +5,8 @@ every event stored once and pushed to browsers; unfinished jobs reconciled when 
 from __future__ import annotations
 
 import asyncio
+import collections
+import contextlib
 import dataclasses
 import functools
 import json
@@ -29,7 +31,7 @@ from ..rundir import RunDir
 from ..runtime.events import EventLog, EventTail
 from ..targets import Target
 from .hooks import StoringHooks
-from .store import JobStore, ServerLease
+from .store import JobStore, ServerLease, Stored
 
 log = logging.getLogger("jupyter_promote")
 
@@ -44,7 +46,8 @@ class JobManager:
     launcher
         Opens targets and builds pipelines (the CLI's launcher, from the same settings).
     publish
-        Called with every batch of new events (job id, events): the server's event bus.
+        Called with every batch of new events (job id, events), on the event loop: the server's event bus.
+        What the store wrote since the last call goes out as one batch per job (consecutive seqs).
     lease
         This server's claim to the jobs it follows, in a store other servers may share.
     """
@@ -62,6 +65,13 @@ class JobManager:
         self.lease = lease
         self._active: dict[str, JobLifecycle] = {}
         self._tasks: set[asyncio.Task[None]] = set()
+        # what the store found new, in write order, until the event loop publishes it
+        self._stored: collections.deque[Stored] = collections.deque()
+        self._publish_soon = False
+        self._loop: asyncio.AbstractEventLoop | None = None
+        with contextlib.suppress(RuntimeError):
+            self._loop = asyncio.get_running_loop()
+        store.on_stored = self.stored
         # previews run a kernel's interpreter (seconds when it is slow): a pool of their own, so six dialogs
         # opened at once never starve the threads that target checks and polls use
         self.previews = ThreadPoolExecutor(max_workers=2, thread_name_prefix="promote-preview")
@@ -106,8 +116,41 @@ class JobManager:
             self.store.claim(record.id, self.lease.id)
         return record
 
+    def stored(self, item: Stored) -> None:
+        """The store wrote new events (in its writer thread, or the caller's): published from the event loop."""
+        self._stored.append(item)
+        if self._publish_soon:
+            return
+        loop: asyncio.AbstractEventLoop | None
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = self._loop
+        if loop is None:  # no event loop yet (a manager used synchronously): published at once
+            self._publish_stored()
+            return
+        self._publish_soon = True
+        with contextlib.suppress(RuntimeError):  # a loop already closed (the server stopped): nobody listens
+            loop.call_soon_threadsafe(self._publish_stored)
+
+    def _publish_stored(self) -> None:
+        """What was stored since the last call, one bus message per job and run of consecutive seqs."""
+        self._publish_soon = False
+        batches: dict[str, list[list[dict[str, Any]]]] = {}
+        while self._stored:
+            job_id, events = self._stored.popleft()
+            runs = batches.setdefault(job_id, [])
+            if runs and int(runs[-1][-1]["seq"]) + 1 == int(events[0]["seq"]):
+                runs[-1].extend(events)
+            else:
+                runs.append(list(events))
+        for job_id, runs in batches.items():
+            for events in runs:
+                self.publish(job_id, events)
+
     def _spawn(self, coro: Any) -> None:
-        task = asyncio.get_running_loop().create_task(coro)
+        self._loop = asyncio.get_running_loop()
+        task = self._loop.create_task(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
@@ -172,9 +215,7 @@ class JobManager:
             events = [{"seq": self.store.last_seq(record.id) + 1, "ts": record.finished_at, "job": record.id,
                        "type": "status", **fields}]  # fmt: skip
         self.store.put_job(record, str(run.path) if run is not None else None)
-        new = self.store.add_events(record.id, events)
-        if new:
-            self.publish(record.id, new)
+        self.store.add_events(record.id, events)  # what is new is published (see stored)
 
     async def cancel(self, job_id: str) -> JobRecord:
         """Cancel a job (idempotent: a finished job is left as it is)."""

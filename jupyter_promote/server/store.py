@@ -2,6 +2,12 @@
 
 Run directories stay the source of truth for a job's files; the store indexes jobs for the API and keeps
 every event exactly once (primary key ``(job, seq)``), so a restarted server resumes where it stopped.
+
+Followed jobs' events (thousands a second on a cluster) are written off the server's event loop: queued
+(:meth:`JobStore.add_events_soon`, :meth:`JobStore.put_job_soon`) and written by one writer thread, all
+that is queued in one transaction, in the order queued. Every other write first writes what is queued, so
+writes land in the order they were asked for; reads use a connection of their own (WAL: a read never
+waits for a commit). What each write found new is handed, in write order, to ``on_stored``.
 """
 
 from __future__ import annotations
@@ -12,8 +18,9 @@ import json
 import os
 import sqlite3
 import threading
+import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..models import FINAL_STATES, JobRecord
@@ -55,15 +62,31 @@ def event_text(event: dict[str, Any]) -> str:
     return getattr(event, "text", None) or json.dumps(event, separators=(",", ":"), allow_nan=False)
 
 
-class JobStore:
-    """Thread-safe access to one SQLite database file."""
+#: Seconds the writer thread waits, once woken, for more to write in the same transaction.
+GATHER_S = 0.02
+#: What one store write found new: the job and its new events, in seq order.
+Stored = tuple[str, list[dict[str, Any]]]
 
-    def __init__(self, path: str) -> None:
+
+class JobStore:
+    """Thread-safe access to one SQLite database file.
+
+    Parameters
+    ----------
+    path
+        The database file (created, readable by its owner alone).
+    on_stored
+        Called with the new events of every :meth:`add_events` and :meth:`add_events_soon`, in the order they
+        were written (from the writer thread or the writing one, with the store locked: keep it short).
+    """
+
+    def __init__(self, path: str, on_stored: Callable[[Stored], None] | None = None) -> None:
         folder = os.path.dirname(os.path.abspath(path))
         if not os.path.isdir(folder):
             os.makedirs(folder, mode=0o700, exist_ok=True)
         self.path = path
-        self._lock = threading.Lock()
+        self.on_stored = on_stored
+        self._lock = threading.Lock()  # the writing connection, and the order of writes
         fresh = not os.path.exists(path)
         self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         if fresh:  # every user's jobs, parameters and events: readable by that user alone
@@ -71,24 +94,109 @@ class JobStore:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(_SCHEMA)
+        self._read_lock = threading.Lock()
+        self._read = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        # what is queued for the writer thread: ("events", job, events) or ("job", id, row)
+        self._queue: list[tuple[str, str, Any]] = []
+        self._queued = threading.Condition()
+        self._closing = False
+        self._writer: threading.Thread | None = None
+
+    # -- writes queued for the writer thread ---------------------------------------------------------------
+    def add_events_soon(
+        self, job_id: str, events: list[dict[str, Any]], record: JobRecord | None = None, run_dir: str | None = None
+    ) -> None:
+        """Store these events once each, soon, in the writer thread (the new ones go to ``on_stored``); with
+        ``record``, that record (as it is now) in the same transaction, after them."""
+        items: list[tuple[str, str, Any]] = [("events", job_id, list(events))] if events else []
+        if record is not None:
+            items.append(("job", record.id, _job_row(record, run_dir)))
+        if not items:
+            return
+        with self._queued:
+            self._queue += items
+            if not self._closing:
+                if self._writer is None:
+                    self._writer = threading.Thread(target=self._write_queued, name="promote-store", daemon=True)
+                    self._writer.start()
+                self._queued.notify()
+                return
+        self.flush()  # the store is closing: written now, in the caller's thread
+
+    def _write_queued(self) -> None:
+        while True:
+            with self._queued:
+                while not self._queue and not self._closing:
+                    self._queued.wait()
+                if self._closing and not self._queue:
+                    return
+                closing = self._closing
+            if not closing:  # what the other jobs' polls bring meanwhile goes in the same transaction
+                time.sleep(GATHER_S)
+            self.flush()
+
+    def flush(self) -> None:
+        """Write what is queued now (the writer thread does it anyway, soon)."""
+        with self._lock:
+            self._flush_locked()
+
+    def _flush_locked(self) -> None:
+        with self._queued:
+            items, self._queue = self._queue, []
+        if not items:
+            return
+        stored: list[Stored] = []
+        self._db.execute("BEGIN")
+        try:
+            for kind, job_id, payload in items:
+                if kind == "events":
+                    new = self._insert_events(job_id, payload)
+                    if new:
+                        stored.append((job_id, new))
+                else:
+                    self._upsert_job(payload)
+            self._db.execute("COMMIT")
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        for item in stored:
+            self._stored(item)
+
+    def _stored(self, item: Stored) -> None:
+        if self.on_stored is not None:
+            self.on_stored(item)
 
     def close(self) -> None:
+        with self._queued:
+            self._closing = True
+            self._queued.notify()
+        if self._writer is not None:
+            self._writer.join()
         with self._lock:
+            self._flush_locked()
             self._db.close()
+        with self._read_lock:
+            self._read.close()
 
+    # -- writes now (after what is queued) ------------------------------------------------------------------
     def put_job(self, record: JobRecord, run_dir: str | None) -> None:
         """Insert or replace a job's row from its record."""
-        data = json.dumps(record.to_json(), sort_keys=True, allow_nan=False)
+        row = _job_row(record, run_dir)
         with self._lock:
-            self._db.execute(
-                "INSERT INTO jobs (id, run_dir, notebook, state, created_at, record) VALUES (?, ?, ?, ?, ?, ?) "
-                "ON CONFLICT(id) DO UPDATE SET run_dir=excluded.run_dir, state=excluded.state, record=excluded.record",
-                (record.id, run_dir, record.notebook, record.state.value, record.created_at, data),
-            )
+            self._flush_locked()
+            self._upsert_job(row)
+
+    def _upsert_job(self, row: tuple[Any, ...]) -> None:
+        self._db.execute(
+            "INSERT INTO jobs (id, run_dir, notebook, state, created_at, record) VALUES (?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT(id) DO UPDATE SET run_dir=excluded.run_dir, state=excluded.state, record=excluded.record",
+            row,
+        )
 
     def claim(self, job_id: str, server: str) -> None:
         """``server`` follows this job from now on (see :class:`ServerLease`)."""
         with self._lock:
+            self._flush_locked()
             self._db.execute(
                 "INSERT INTO owners (job, server) VALUES (?, ?) ON CONFLICT(job) DO UPDATE SET server=excluded.server",
                 (job_id, server),
@@ -98,6 +206,7 @@ class JobStore:
         """Take the job over from ``previous`` (None: nobody claimed it), atomically: of two servers that
         start at once, exactly one adopts it."""
         with self._lock:
+            self._flush_locked()
             if previous is None:
                 cursor = self._db.execute("INSERT OR IGNORE INTO owners (job, server) VALUES (?, ?)", (job_id, server))
             else:
@@ -108,13 +217,13 @@ class JobStore:
 
     def owner(self, job_id: str) -> str | None:
         """The server that follows this job, when one has claimed it."""
-        with self._lock:
-            row = self._db.execute("SELECT server FROM owners WHERE job = ?", (job_id,)).fetchone()
+        with self._read_lock:
+            row = self._read.execute("SELECT server FROM owners WHERE job = ?", (job_id,)).fetchone()
         return str(row[0]) if row else None
 
     def get_job(self, job_id: str) -> tuple[JobRecord, str | None] | None:
-        with self._lock:
-            row = self._db.execute("SELECT record, run_dir FROM jobs WHERE id = ?", (job_id,)).fetchone()
+        with self._read_lock:
+            row = self._read.execute("SELECT record, run_dir FROM jobs WHERE id = ?", (job_id,)).fetchone()
         return (JobRecord.from_json(json.loads(row[0])), row[1]) if row else None
 
     def list_jobs(
@@ -140,9 +249,9 @@ class JobStore:
             where.append("json_extract(record, '$.sweep.id') = ?")
             args.append(sweep)
         clause = (" WHERE " + " AND ".join(where)) if where else ""
-        with self._lock:
-            total = self._db.execute(f"SELECT COUNT(*) FROM jobs{clause}", args).fetchone()[0]
-            rows = self._db.execute(
+        with self._read_lock:
+            total = self._read.execute(f"SELECT COUNT(*) FROM jobs{clause}", args).fetchone()[0]
+            rows = self._read.execute(
                 f"SELECT record FROM jobs{clause} ORDER BY created_at DESC, id LIMIT ? OFFSET ?", [*args, limit, offset]
             ).fetchall()
         return [r[0] for r in rows], int(total)
@@ -150,53 +259,68 @@ class JobStore:
     def unfinished(self) -> list[tuple[JobRecord, str | None]]:
         marks = ",".join("?" for _ in FINAL_STATES)
         finals = [s.value for s in FINAL_STATES]
-        with self._lock:
-            rows = self._db.execute(f"SELECT record, run_dir FROM jobs WHERE state NOT IN ({marks})", finals).fetchall()
+        with self._read_lock:
+            rows = self._read.execute(
+                f"SELECT record, run_dir FROM jobs WHERE state NOT IN ({marks})", finals
+            ).fetchall()
         return [(JobRecord.from_json(json.loads(r[0])), r[1]) for r in rows]
 
     def add_events(self, job_id: str, events: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Store events once each; returns those that were new (in seq order)."""
-        new = []
+        """Store events once each, now (after what is queued); returns those that were new (in seq order),
+        which also go to ``on_stored``."""
         with self._lock:
+            self._flush_locked()
             self._db.execute("BEGIN")
             try:
-                for event in events:
-                    cur = self._db.execute(
-                        "INSERT OR IGNORE INTO events (job, seq, body) VALUES (?, ?, ?)",
-                        (job_id, int(event["seq"]), event_text(event)),
-                    )
-                    if cur.rowcount:
-                        new.append(event)
-                        if event.get("type") == "status":
-                            self._db.execute(
-                                "INSERT OR IGNORE INTO transitions (job, seq, state, reason, ts) VALUES (?, ?, ?, ?, ?)",
-                                (job_id, int(event["seq"]), event["state"], event.get("reason"), event.get("ts")),
-                            )
+                new = self._insert_events(job_id, events)
                 self._db.execute("COMMIT")
             except BaseException:
                 self._db.execute("ROLLBACK")
                 raise
+            if new:
+                self._stored((job_id, new))
+        return new
+
+    def _insert_events(self, job_id: str, events: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+        new = []
+        for event in events:
+            cur = self._db.execute(
+                "INSERT OR IGNORE INTO events (job, seq, body) VALUES (?, ?, ?)",
+                (job_id, int(event["seq"]), event_text(event)),
+            )
+            if cur.rowcount:
+                new.append(event)
+                if event.get("type") == "status":
+                    self._db.execute(
+                        "INSERT OR IGNORE INTO transitions (job, seq, state, reason, ts) VALUES (?, ?, ?, ?, ?)",
+                        (job_id, int(event["seq"]), event["state"], event.get("reason"), event.get("ts")),
+                    )
         return new
 
     def last_seq(self, job_id: str) -> int:
         """The seq of the job's last stored event (0 when none)."""
-        with self._lock:
-            row = self._db.execute("SELECT MAX(seq) FROM events WHERE job = ?", (job_id,)).fetchone()
+        with self._read_lock:
+            row = self._read.execute("SELECT MAX(seq) FROM events WHERE job = ?", (job_id,)).fetchone()
         return int(row[0] or 0)
 
     def events_after(self, job_id: str, after: int = 0, limit: int = 10000) -> list[dict[str, Any]]:
-        with self._lock:
-            rows = self._db.execute(
+        with self._read_lock:
+            rows = self._read.execute(
                 "SELECT body FROM events WHERE job = ? AND seq > ? ORDER BY seq LIMIT ?", (job_id, after, limit)
             ).fetchall()
         return [json.loads(r[0]) for r in rows]
 
     def transitions(self, job_id: str) -> list[dict[str, Any]]:
-        with self._lock:
-            rows = self._db.execute(
+        with self._read_lock:
+            rows = self._read.execute(
                 "SELECT seq, state, reason, ts FROM transitions WHERE job = ? ORDER BY seq", (job_id,)
             ).fetchall()
         return [{"seq": r[0], "state": r[1], "reason": r[2], "ts": r[3]} for r in rows]
+
+
+def _job_row(record: JobRecord, run_dir: str | None) -> tuple[Any, ...]:
+    data = json.dumps(record.to_json(), sort_keys=True, allow_nan=False)
+    return (record.id, run_dir, record.notebook, record.state.value, record.created_at, data)
 
 
 class ServerLease:
