@@ -80,12 +80,20 @@ class PromoteConfigApp(JupyterApp):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         # Application.classes is a plain class attribute, not a trait: set per instance, so that the target
-        # plugins are loaded only when a CLI runs. These are what --help-all and --generate-config show.
+        # plugins are loaded only when a CLI runs. The server extension's class is added only where its
+        # settings are shown (--help-all, --generate-config): importing jupyter_server costs a second or more.
         from .image import ImageBuilder
         from .notify import Notifications
+        from .tracking import MlflowExport
+
+        self.classes = [PromoteSettings, ImageBuilder, Notifications, MlflowExport, *load_target_classes().values()]
+
+    def with_server_settings(self) -> PromoteConfigApp:
+        """Add the server extension's settings (for --help-all, --generate-config and the reference)."""
         from .server.app import PromoteExtension
 
-        self.classes = [PromoteSettings, PromoteExtension, ImageBuilder, Notifications, *load_target_classes().values()]
+        self.classes = [self.classes[0], PromoteExtension, *self.classes[1:]]
+        return self
 
 
 def load_config(overrides: list[str]) -> PromoteConfigApp:

@@ -37,7 +37,7 @@ def reference() -> str:
     from jupyter_promote.config import PromoteConfigApp
 
     lines = [HEADER]
-    for cls in PromoteConfigApp().classes:
+    for cls in PromoteConfigApp().with_server_settings().classes:
         traits = cls.class_own_traits(config=True)
         if not traits:
             continue

@@ -38,7 +38,9 @@ def slow_kernel(tmp_path: Path) -> dict[str, str]:
     spec.mkdir(parents=True)
     argv = [str(wrapper), "-m", "ipykernel_launcher", "-f", "{connection_file}"]
     (spec / "kernel.json").write_text(json.dumps({"argv": argv, "display_name": "slow", "language": "python"}))
-    return {"JUPYTER_PATH": str(tmp_path / "share")}
+    # no freeze cache: every look at the kernel's environment starts it, slowly (the runner's last look too,
+    # which holds the job at the "finishing" point)
+    return {"JUPYTER_PATH": str(tmp_path / "share"), "JUPYTER_PROMOTE_NO_FREEZE_CACHE": "1"}
 
 
 class Live:

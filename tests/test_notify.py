@@ -70,7 +70,6 @@ def free_port() -> int:
 @pytest.fixture
 def smtp(tmp_path: Path):
     """aiosmtpd on loopback: STARTTLS required, with a self-signed certificate, and a login required."""
-    pytest.importorskip("aiosmtpd")  # in the test extra
     from aiosmtpd.controller import Controller
     from aiosmtpd.smtp import AuthResult
 

@@ -38,7 +38,7 @@ def _config_help(own_args: list[str], config_args: list[str]) -> int:
     """``--generate-config`` (one file for the CLI and the server extension) and ``--help-all``."""
     from ..config import load_config
 
-    app = load_config(config_args)
+    app = load_config(config_args).with_server_settings()
     if "--help-all" in own_args:
         app.print_help(classes=True)
         return EXIT_OK

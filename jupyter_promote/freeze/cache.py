@@ -28,6 +28,10 @@ CACHE_VERSION = 1
 _READ_VARIABLES = (*PIP_ENV, "PIP_CONFIG_FILE", "XDG_CONFIG_DIRS", "HOME")
 
 
+#: Set (to anything but 0) to introspect every time.
+NO_CACHE_VARIABLE = "JUPYTER_PROMOTE_NO_FREEZE_CACHE"
+
+
 def cache_dir() -> Path:
     """``$XDG_CACHE_HOME/jupyter-promote/freeze`` (``~/.cache/...`` by default)."""
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
@@ -52,7 +56,11 @@ def _key(interpreter: Interpreter, env_allowlist: tuple[str, ...]) -> str:
 
 
 def load(interpreter: Interpreter, env_allowlist: tuple[str, ...]) -> dict[str, Any] | None:
-    """The kept introspection of ``interpreter`` when its environment is unchanged since; else None."""
+    """The kept introspection of ``interpreter`` when its environment is unchanged since; else None (always
+    with ``JUPYTER_PROMOTE_NO_FREEZE_CACHE=1``: a kernel started through a wrapper that changes its environment
+    in ways no file shows, such as a site's module system)."""
+    if os.environ.get(NO_CACHE_VARIABLE, "") not in ("", "0"):
+        return None
     try:
         entry = json.loads((cache_dir() / f"{_key(interpreter, env_allowlist)}.json").read_text(encoding="utf-8"))
         paths, doc = entry["doc"]["fingerprint"]["paths"], entry["doc"]

@@ -5,7 +5,8 @@ optimizer (a counter), and one finiteness check every ``check_every`` steps: on 
 on CUDA tensors no host sync at all (the verdict is computed on the device, copied to pinned memory without
 blocking, and read at a later check once its event has passed, so a divergence is reported a check or two
 later instead of every check stalling the device's queue). Everything else (heartbeats, windows, stall
-detection, NVML) happens in one background thread.
+detection, NVML) happens in one background thread. Trainers (Lightning, Hugging Face, compiled steps, AMP's
+GradScaler) are covered by the same hooks; what they need beyond them is in :mod:`.trainers`.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from .events import EventLog
 from .gpu import GpuSampler, memory_alerts
 from .imports import when_imported
 from .throughput import Drop, ThroughputJudge
+from .trainers import MIN_LOSS_SCALE, anomaly_nan, hide_from_compiler, watch_grad_scaler
 
 _monotonic = time.monotonic
 
@@ -80,6 +82,10 @@ class Monitor:
         self._last_loss: Any = None
         self._backward_pending = False  # a backward() seen, no optimizer step since
         self._optimizer_seen = False
+        self._manual = (0, 0)  # (segment, steps) counted from backward() alone before any optimizer step
+        self._stepped = 0  # optimizer steps the hook saw
+        self._skipped = 0  # consecutive steps a GradScaler skipped
+        self._restore: list[Any] = []
         self._torch: ModuleType | None = None
         self._handles: list[Any] = []
         self._stop = threading.Event()
@@ -105,6 +111,9 @@ class Monitor:
         for handle in self._handles:
             handle.remove()
         self._handles.clear()
+        for restore in self._restore:
+            restore()
+        self._restore.clear()
         if self._torch is not None and getattr(self._torch.autograd, "backward", None) is self._backward:
             self._torch.autograd.backward = self._orig_backward
         self._unhook_ipython()
@@ -118,6 +127,16 @@ class Monitor:
         # remember the last loss a backward() started from, so the finiteness check sees it too
         self._orig_backward = torch.autograd.backward
         torch.autograd.backward = self._backward
+        scaler = watch_grad_scaler(torch, lambda: self._stepped, self._on_skipped)
+        if scaler is not None:
+            self._restore.append(scaler[1])
+        wrappers = [self._backward] + ([scaler[0]] if scaler is not None else [])
+        when_imported("torch._dynamo", lambda _: self._hide_from_compiler(wrappers))
+
+    def _hide_from_compiler(self, wrappers: list[Any]) -> None:
+        hide_from_compiler(wrappers, recursive=False)  # what they wrap is the user's, compiled as usual
+        own = (self._on_step, self._on_skipped, self._count_step, self._check_finite, self._judge)
+        hide_from_compiler((*own, self._copy_async, self._read_verdicts, self._diverged, self._fail_nan, self.alert))
 
     def _backward(self, tensors: Any, *args: Any, **kwargs: Any) -> Any:
         """Every ``backward()``: its loss is remembered for the finiteness check. In a loop that updates its
@@ -129,12 +148,46 @@ class Monitor:
         manual = self._backward_pending and not self._optimizer_seen  # no optimizer step after the last one
         self._backward_pending = True
         if manual:
+            segment, counted = self._manual
+            self._manual = (self._segment, counted + 1 if segment == self._segment else 1)
             self._count_step(None)
-        return self._orig_backward(tensors, *args, **kwargs)
+        try:
+            return self._orig_backward(tensors, *args, **kwargs)
+        except RuntimeError as exc:  # anomaly detection (Lightning's detect_anomaly) found a NaN gradient
+            if self.fatal is None and anomaly_nan(exc):
+                self._fail_nan(
+                    f"NaN in the gradients of the loss at optimizer step {self.steps + 1} (torch's anomaly detection: "
+                    f"{exc}); the loss diverged: lower the learning rate, clip gradients, or check the input data",
+                    exc,
+                    self.steps + 1,
+                )
+            raise
 
     def _on_step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
-        self._backward_pending, self._optimizer_seen = False, True  # from now on, steps are the optimizer's
+        if not self._optimizer_seen:  # from now on, steps are the optimizer's
+            self._optimizer_seen = True
+            segment, counted = self._manual
+            if segment == self._segment:  # the backward() calls of its first gradient accumulation: not steps
+                self.steps -= counted
+        self._backward_pending, self._stepped, self._skipped = False, self._stepped + 1, 0
         self._count_step(optimizer)
+
+    def _on_skipped(self, scaler: Any) -> None:
+        """A step AMP's GradScaler skipped (Inf/NaN gradients at its scale): progress, its loss not judged,
+        unless the scale collapsed (see :mod:`.trainers`)."""
+        self._backward_pending, self._optimizer_seen, self._skipped = False, True, self._skipped + 1
+        self.steps += 1
+        self._step_at = _monotonic()
+        if self.fatal is not None:
+            return
+        scale = scaler.get_scale()  # the skip synchronised with the device already
+        if scale < MIN_LOSS_SCALE:
+            self._fail_nan(
+                f"NaN or Inf in the loss's gradients at every loss scale: GradScaler skipped {self._skipped} "
+                f"optimizer steps in a row and its scale fell to {scale:.2g} (under {MIN_LOSS_SCALE:g}) at "
+                f"optimizer step {self.steps}; the loss diverged: lower the learning rate, clip gradients, "
+                "or check the input data"
+            )
 
     def _count_step(self, optimizer: Any) -> None:
         self.steps += 1
@@ -208,10 +261,15 @@ class Monitor:
             f"{kind} in {where} at optimizer step {step} (checked every {self.check_every} steps); "
             "the loss diverged: lower the learning rate, clip gradients, or check the input data"
         )
+        self._fail_nan(message, step=step)
+
+    def _fail_nan(self, message: str, cause: BaseException | None = None, step: int | None = None) -> None:
+        """Alert; with ``nan_action`` fail, fail the job (raise into the training loop)."""
+        step = self.steps if step is None else step
         self.alert("nan", message, self.nan_action, step=step)
         if self.nan_action == "fail":
             self.fatal = "nan"
-            raise NonFiniteError(message)
+            raise NonFiniteError(message) from cause
 
     def _hook_ipython(self) -> None:
         try:
