@@ -189,3 +189,39 @@ def test_bad_destinations_and_unknown_names_are_one_line_errors():
         Notifications(destinations={"x": {"url": "http://127.0.0.1:1/"}}).choose(["nope"])
     assert Notifications(destinations={"x": {"url": "http://127.0.0.1:1/"}}, defaults=["x"]).choose(None) == ["x"]
     assert Notifications(defaults=["x"]).choose(["none"]) == []
+
+
+# ---- from the command line, with the destinations in the user's jupyter_promote_config.py --------------------
+def user_config(tmp_path: Path, listener: Listener) -> dict[str, str]:
+    config = tmp_path / "jupyter-config"
+    config.mkdir()
+    (config / "jupyter_promote_config.py").write_text(
+        f'c.Notifications.destinations = {{"hook": {{"kind": "webhook", "url": "{listener.url}/hook"}},\n'
+        f'    "team": {{"kind": "slack", "url": "{listener.url}/team", "on": ["failed"]}}}}\n'
+        'c.Notifications.defaults = ["team"]\nc.Notifications.retry_delay_s = 0.2\n'
+    )
+    return {"JUPYTER_CONFIG_DIR": str(config)}
+
+
+def test_a_diverging_job_run_from_the_cli_notifies_its_alert_and_its_end(cli, listener, tmp_path):
+    from conftest import NOTEBOOKS, job
+
+    env = user_config(tmp_path, listener)
+    result = cli("run", str(NOTEBOOKS / "diverge.ipynb"), "--notify", "hook", "--notify", "team", env=env)
+    assert result.returncode == 1, result.stderr
+    record = job(cli.only_run())
+    assert record["notify"] == ["hook", "team"]  # the names, never the URLs
+    events = [(path, body.get("event") or body.get("text")) for path, body in listener.bodies]
+    assert ("/hook", "alert") in events and ("/hook", "failed") in events, events
+    assert [p for p, _ in events].count("/team") == 1  # the team wants failures only
+    alert = next(body for path, body in listener.bodies if body.get("event") == "alert")
+    assert alert["alert"]["kind"] == "nan" and alert["job"]["id"] == record["id"]
+
+
+def test_an_unknown_destination_is_refused_before_anything_runs(cli, listener, tmp_path):
+    from conftest import NOTEBOOKS
+
+    result = cli("run", str(NOTEBOOKS / "success.ipynb"), "--notify", "pager", env=user_config(tmp_path, listener))
+    assert result.returncode == 2
+    assert result.stderr.strip() == "jupyter promote: error: notify: 'pager' is not a destination; known: hook, team"
+    assert not cli.runs.exists() or not list(cli.runs.iterdir())

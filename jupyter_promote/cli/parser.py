@@ -278,5 +278,6 @@ def request_from_args(
         deterministic=args.deterministic,
         out=args.out,
         image=image_request(args),
+        notify=args.notify,
     )
     return request, group

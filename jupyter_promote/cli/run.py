@@ -47,6 +47,13 @@ def cmd_run(args: argparse.Namespace, app: Any) -> int:
     """``run`` (one job; with --replicas/--seeds or --contention, a group) and ``sweep``."""
     request, group = request_from_args(args, app.settings)
     launcher = Launcher(app.settings, app.config)
+    try:
+        return _run(args, app, launcher, request, group)
+    finally:
+        launcher.close()  # the notifications and exports still queued go out before the command returns
+
+
+def _run(args: argparse.Namespace, app: Any, launcher: Launcher, request: Any, group: Any) -> int:
     target, warnings = launcher.open(request)
     _preflight(args, app)
     if args.smoke and _smoke_run(args, app) != EXIT_OK:

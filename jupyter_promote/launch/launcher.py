@@ -41,6 +41,12 @@ class Launcher:
         self.config = config
         self.make_target = make_target or (lambda name: target_class(name)(config=config))
         self._targets: dict[str, Target] = {}
+        from ..notify import Notifications, Notifier
+        from ..tracking import MlflowExport, MlflowExporter
+
+        self.notifications = Notifications(config=config)
+        #: told of every job's alerts and end, in background threads: the notifications, the MLflow export
+        self.reporters = (Notifier(self.notifications), MlflowExporter(MlflowExport(config=config)))
 
     def target(self, name: str) -> Target:
         """One instance per target name for the launcher's lifetime."""
@@ -59,6 +65,7 @@ class Launcher:
             raise TargetUnavailable(f"target {request.target}: unavailable: {why}", subject=request.target,
                                     field="target")  # fmt: skip
         check_kernel(request.kernel)
+        request.notify = self.notifications.choose(request.notify)
         warnings = target.check_resources(request.resources)
         if not target.needs_image:
             request.image = None
@@ -78,7 +85,13 @@ class Launcher:
             image_builder=ImageBuilder(config=self.config) if self.config is not None else None,
             on_line=on_line,
             parity_tolerance=settings.parity_tolerance,
+            reporters=self.reporters,
         )
+
+    def close(self, timeout: float = 60.0) -> None:
+        """Deliver what the reporters still hold (notifications, exports), for at most ``timeout`` seconds each."""
+        for reporter in self.reporters:
+            reporter.close(timeout)
 
 
 def check_kernel(kernel: str | None) -> None:

@@ -33,6 +33,8 @@ class JobReporter(Protocol):
 
     def finished(self, job: dict[str, Any], run_dir: str | None) -> None: ...
 
+    def close(self, timeout: float) -> None: ...
+
 
 class JobHooks:
     """What a door does as a job goes; each hook does nothing here."""
@@ -60,13 +62,11 @@ class JobLifecycle:
     :class:`JobCancelled`), before it is submitted it ends cancelled, and after it is cancelled on its target.
     """
 
-    def __init__(
-        self, pipeline: Pipeline, target: Target, hooks: JobHooks | None = None, reporters: tuple[JobReporter, ...] = ()
-    ) -> None:
+    def __init__(self, pipeline: Pipeline, target: Target, hooks: JobHooks | None = None) -> None:
         self.pipeline = pipeline
         self.target = target
         self.hooks = hooks or JobHooks()
-        self.reporters = reporters
+        self.reporters: tuple[JobReporter, ...] = pipeline.reporters
         self.prepared: Prepared | None = None
         self.cancel_requested = False
 

@@ -70,8 +70,10 @@ class Pipeline:
         image_builder: Any = None,
         on_line: Callable[[str], None] = lambda line: None,
         parity_tolerance: dict[str, Any] | None = None,
+        reporters: tuple[Any, ...] = (),
     ) -> None:
         self.runs_dir = runs_dir
+        self.reporters = reporters  # told of each job's alerts and end (notifications, experiment tracking)
         self.env_allowlist = env_allowlist
         self.poll_interval = poll_interval
         self.notes: list[str] = []
@@ -125,6 +127,7 @@ class Pipeline:
                 monitor=request.monitor,
                 created_at=now,
                 sweep=request.sweep,
+                notify=list(request.notify or []),
             )
             run.write(record)
             log = EventLog(str(run.events), job_id)

@@ -48,6 +48,7 @@ class PromoteRequest:
     job_id: str | None = None  # given when the caller must know the id before the job is prepared
     sweep: dict[str, Any] | None = None  # {"id", "index", "size", "kind"} when the job is one of a group
     kernel: str | None = None  # the kernelspec to run with; None: the notebook's own
+    notify: list[str] | None = None  # destinations (c.Notifications) by name; None: the configured defaults
 
 
 @dataclass

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import faulthandler
+import math
 import os
 import signal
 import sys
@@ -143,8 +144,8 @@ class Monitor:
         weights by hand (``W.data -= lr * W.grad``: no optimizer), a backward that the next one follows with no
         optimizer step between them is a step of its own, counted and checked like an optimizer's."""
         torch = self._torch
-        if torch is not None and isinstance(tensors, torch.Tensor) and tensors.numel() == 1:
-            self._last_loss = tensors.detach()
+        if torch is not None and isinstance(tensors, torch.Tensor):
+            self._last_loss = tensors  # kept as is (a detach costs as much as the rest of the hook): read at a check
         manual = self._backward_pending and not self._optimizer_seen  # no optimizer step after the last one
         self._backward_pending = True
         if manual:
@@ -202,11 +203,18 @@ class Monitor:
         assert torch is not None
         self._read_verdicts()
         loss = self._last_loss
+        if loss is not None and loss.numel() != 1:
+            loss = None  # not a loss (backward() of a tensor with explicit gradients)
+        params = optimizer is not None and (loss is None or self.steps % (self.check_every * 10) == 0)
+        if loss is not None and not params and not loss.is_cuda:  # the usual check: one read of a CPU scalar
+            if not math.isfinite(loss.item()):
+                self._diverged("the loss", self.steps, loss)
+            return
         with torch.no_grad():
             checks: list[tuple[str, Any]] = []
             if loss is not None:
-                checks.append(("the loss", torch.isfinite(loss).all()))
-            if optimizer is not None and (loss is None or self.steps % (self.check_every * 10) == 0):
+                checks.append(("the loss", torch.isfinite(loss.detach()).all()))
+            if params:
                 tensors = [p for group in optimizer.param_groups for p in group["params"]]
                 sums = [t.detach().sum(dtype=torch.float32) for t in tensors]
                 if sums:

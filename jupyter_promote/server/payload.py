@@ -18,7 +18,7 @@ from ..launch.request import GroupRequest, PromoteRequest, group_request
 from ..models import MonitorSettings
 
 _PAYLOAD_FIELDS = {"notebook", "kernel", "target", "parameters", "resources", "monitor", "deterministic", "sweep",
-                   "max_parallel", "replicas", "seeds", "contention"}  # fmt: skip
+                   "max_parallel", "replicas", "seeds", "contention", "notify"}  # fmt: skip
 RESOURCE_OPTIONS = ("cpus", "memory", "gpus", "time")
 
 
@@ -89,6 +89,9 @@ def request_from_payload(
         raise UsageError("deterministic: must be true or false", subject="deterministic", field="deterministic")
     kernel = payload.get("kernel")
     check_kernel(kernel)
+    notify = payload.get("notify")
+    if notify is not None and (not isinstance(notify, list) or not all(isinstance(n, str) for n in notify)):
+        raise UsageError("notify: must be a list of destination names", subject="notify", field="notify")
     request = PromoteRequest(
         notebook=notebook,
         kernel=kernel,
@@ -97,6 +100,7 @@ def request_from_payload(
         resources=_resources(payload.get("resources", {}), settings),
         monitor=_monitor(payload.get("monitor", {}), settings),
         deterministic=payload.get("deterministic", False),
+        notify=notify,
     )
     sets = expand(payload["sweep"]) if "sweep" in payload else None
     group = group_request(sets, payload.get("max_parallel"), payload.get("replicas"), payload.get("seeds"),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import queue
 import threading
 import time
@@ -79,11 +80,13 @@ class MlflowExporter:
                     run_id = export(self.settings, job, Path(run_dir))
                 except Exception as exc:
                     error = f"{type(exc).__name__}: {exc}".splitlines()[0]
-                    log.warning("jupyter-promote: exporting job %s to MLflow failed (attempt %d): %s",
-                                job.get("id"), attempt, error)  # fmt: skip
+                    last = attempt > self.settings.retries
+                    log.warning("jupyter-promote: exporting job %s to MLflow failed (attempt %d%s): %s",
+                                job.get("id"), attempt, ", giving up" if last else "", error)  # fmt: skip
                     _record(run_dir, {"ok": False, "attempt": attempt, "error": error})
-                    time.sleep(delay)
-                    delay *= 2
+                    if not last:
+                        time.sleep(delay)
+                        delay *= 2
                 else:
                     _record(run_dir, {"ok": True, "attempt": attempt, "run_id": run_id,
                                       "tracking_uri": self.settings.tracking_uri})  # fmt: skip
@@ -92,6 +95,10 @@ class MlflowExporter:
 
 def export(settings: MlflowExport, job: dict[str, Any], run_dir: Path) -> str:
     """One job as one MLflow run (under its sweep's parent run); returns the run's id."""
+    # the exporter retries on its own terms: MLflow's client would otherwise retry each call for minutes
+    os.environ.setdefault("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")
+    os.environ.setdefault("MLFLOW_HTTP_REQUEST_TIMEOUT", "15")
+    os.environ.setdefault("MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT", "true")  # stdout is the CLI's (--json)
     from mlflow.entities import Param, RunTag
     from mlflow.tracking import MlflowClient
 
