@@ -8,15 +8,14 @@ from __future__ import annotations
 
 import json
 import logging
-import queue
 import smtplib
 import ssl
-import threading
 import time
 import urllib.error
 import urllib.request
 from pathlib import Path
 
+from ..background import Retrying
 from .message import Notice
 from .settings import Destination, Notifications
 
@@ -24,56 +23,30 @@ log = logging.getLogger("jupyter_promote")
 
 
 class Delivery:
-    """A queue of (notice, destination) and the thread that works through it."""
+    """Sends each (notice, destination) in one background thread, retried with back-off."""
 
     def __init__(self, settings: Notifications) -> None:
         self.settings = settings
-        self._queue: queue.Queue[tuple[Notice, Destination] | None] = queue.Queue()
-        self._thread: threading.Thread | None = None
-        self._lock = threading.Lock()
-        self._stopping = threading.Event()
+        self._work: Retrying[tuple[Notice, Destination]] = Retrying(
+            "notify", self._attempt, self._outcome, settings.retries, settings.retry_delay_s
+        )
 
     def send(self, notice: Notice, destination: Destination) -> None:
-        with self._lock:
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._work, name="jupyter-promote-notify", daemon=True)
-                self._thread.start()
-        self._queue.put((notice, destination))
+        self._work.put((notice, destination))
 
     def close(self, timeout: float = 30.0) -> None:
         """Deliver what is queued (retries included) for at most ``timeout`` seconds, then stop."""
-        if self._thread is None:
-            return
-        self._queue.put(None)
-        self._thread.join(timeout)
-        if self._thread.is_alive():
-            self._stopping.set()
-            log.warning("jupyter-promote: notifications still unsent after %.0f s were dropped", timeout)
+        self._work.close(timeout)
 
-    def _work(self) -> None:
-        while True:
-            item = self._queue.get()
-            if item is None:
-                return
-            self._deliver(*item)
+    def _attempt(self, item: tuple[Notice, Destination]) -> None:
+        self._send_once(*item)
 
-    def _deliver(self, notice: Notice, destination: Destination) -> None:
-        delay = self.settings.retry_delay_s
-        for attempt in range(1, self.settings.retries + 2):
-            try:
-                self._send_once(notice, destination)
-            except Exception as exc:
-                error = f"{type(exc).__name__}: {exc}".splitlines()[0]
-                self._record(notice, destination, attempt, error)
-                last = attempt > self.settings.retries
-                log.warning("jupyter-promote: notifying %s of job %s failed (attempt %d%s): %s", destination.name,
-                            notice.job.get("id"), attempt, ", giving up" if last else "", error)  # fmt: skip
-                if last or self._stopping.wait(delay):
-                    return
-                delay *= 2
-            else:
-                self._record(notice, destination, attempt, None)
-                return
+    def _outcome(self, item: tuple[Notice, Destination], attempt: int, error: str | None, last: bool) -> None:
+        notice, destination = item
+        self._record(notice, destination, attempt, error)
+        if error is not None:
+            log.warning("jupyter-promote: notifying %s of job %s failed (attempt %d%s): %s", destination.name,
+                        notice.job.get("id"), attempt, ", giving up" if last else "", error)  # fmt: skip
 
     def _send_once(self, notice: Notice, destination: Destination) -> None:
         if destination.kind == "email":

@@ -11,8 +11,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import queue
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -20,6 +18,7 @@ from typing import Any
 from traitlets import Float, Int, Unicode
 from traitlets.config import Configurable
 
+from ..background import Retrying
 from ..runtime.events import read_events
 
 log = logging.getLogger("jupyter_promote")
@@ -46,9 +45,10 @@ class MlflowExporter:
 
     def __init__(self, settings: MlflowExport) -> None:
         self.settings = settings
-        self._queue: queue.Queue[tuple[dict[str, Any], str] | None] = queue.Queue()
-        self._thread: threading.Thread | None = None
-        self._lock = threading.Lock()
+        self._work: Retrying[tuple[dict[str, Any], str]] = Retrying(
+            "mlflow", self._attempt, self._outcome, settings.retries, settings.retry_delay_s
+        )
+        self._run_ids: dict[str, str] = {}  # job id -> its MLflow run, once exported
 
     @property
     def enabled(self) -> bool:
@@ -58,39 +58,25 @@ class MlflowExporter:
         """Alerts reach MLflow with the job's events when it ends."""
 
     def finished(self, job: dict[str, Any], run_dir: str | None) -> None:
-        if not self.enabled or not run_dir:
-            return
-        with self._lock:
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._work, name="jupyter-promote-mlflow", daemon=True)
-                self._thread.start()
-        self._queue.put((job, run_dir))
+        if self.enabled and run_dir:
+            self._work.put((job, run_dir))
 
     def close(self, timeout: float = 60.0) -> None:
-        if self._thread is not None:
-            self._queue.put(None)
-            self._thread.join(timeout)
+        self._work.close(timeout)
 
-    def _work(self) -> None:
-        while (item := self._queue.get()) is not None:
-            job, run_dir = item
-            delay = self.settings.retry_delay_s
-            for attempt in range(1, self.settings.retries + 2):
-                try:
-                    run_id = export(self.settings, job, Path(run_dir))
-                except Exception as exc:
-                    error = f"{type(exc).__name__}: {exc}".splitlines()[0]
-                    last = attempt > self.settings.retries
-                    log.warning("jupyter-promote: exporting job %s to MLflow failed (attempt %d%s): %s",
-                                job.get("id"), attempt, ", giving up" if last else "", error)  # fmt: skip
-                    _record(run_dir, {"ok": False, "attempt": attempt, "error": error})
-                    if not last:
-                        time.sleep(delay)
-                        delay *= 2
-                else:
-                    _record(run_dir, {"ok": True, "attempt": attempt, "run_id": run_id,
-                                      "tracking_uri": self.settings.tracking_uri})  # fmt: skip
-                    break
+    def _attempt(self, item: tuple[dict[str, Any], str]) -> None:
+        job, run_dir = item
+        self._run_ids[str(job.get("id"))] = export(self.settings, job, Path(run_dir))
+
+    def _outcome(self, item: tuple[dict[str, Any], str], attempt: int, error: str | None, last: bool) -> None:
+        job, run_dir = item
+        if error is None:
+            _record(run_dir, {"ok": True, "attempt": attempt, "run_id": self._run_ids.pop(str(job.get("id")), None),
+                              "tracking_uri": self.settings.tracking_uri})  # fmt: skip
+            return
+        log.warning("jupyter-promote: exporting job %s to MLflow failed (attempt %d%s): %s",
+                    job.get("id"), attempt, ", giving up" if last else "", error)  # fmt: skip
+        _record(run_dir, {"ok": False, "attempt": attempt, "error": error})
 
 
 def export(settings: MlflowExport, job: dict[str, Any], run_dir: Path) -> str:
