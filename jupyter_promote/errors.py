@@ -95,6 +95,12 @@ class JobCancelled(PromoteError):
     http_status = 409
 
 
+class JobNotFinished(PromoteError):
+    """A request that only applies to a finished job (removing it) made while it runs."""
+
+    http_status = 409
+
+
 class ForbiddenPath(PromoteError):
     """A path outside the server's root (absolute, ``..``, or a symlink that leads out)."""
 

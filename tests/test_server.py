@@ -135,6 +135,27 @@ async def test_cancel_through_the_api(jp_fetch, notebooks):
     assert record["state"] == "cancelled"
 
 
+async def test_purge_removes_a_finished_job_and_refuses_a_running_one(jp_fetch, notebooks):
+    _, running = await api(jp_fetch, "jobs", method="POST", body={"notebook": "hang.ipynb"})
+    _, done = await api(jp_fetch, "jobs", method="POST", body={"notebook": "success.ipynb"})
+    record = await wait_final(jp_fetch, done["id"])
+    run_dir = record["run_dir"]
+    assert RunDir(run_dir).exists()
+    # a job that has not ended is not removed: 409, and it goes on
+    code, body = await error(jp_fetch, "jobs", running["id"], method="DELETE", purge="true")
+    assert code == 409 and "cancel it first" in body["message"], body
+    # a finished one is: its record, its events and its run directory
+    code, body = await api(jp_fetch, "jobs", done["id"], method="DELETE", purge="true")
+    assert code == 200 and body == {"id": done["id"], "removed": True}
+    assert not RunDir(run_dir).exists()
+    assert (await error(jp_fetch, "jobs", done["id"]))[0] == 404
+    assert (await error(jp_fetch, "jobs", done["id"], "events"))[0] == 404
+    _, listing = await api(jp_fetch, "jobs")
+    assert done["id"] not in [job["id"] for job in listing["jobs"]]
+    await api(jp_fetch, "jobs", running["id"], method="DELETE")
+    assert (await wait_final(jp_fetch, running["id"], timeout=60))["state"] == "cancelled"
+
+
 @pytest.mark.parametrize(
     ("payload", "status", "field"),
     [

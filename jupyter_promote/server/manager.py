@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..analysis.spread import SWEEP_FILE
-from ..errors import JobCancelled, JobNotFound, PromoteError, UsageError
+from ..errors import JobCancelled, JobNotFinished, JobNotFound, PromoteError, UsageError
 from ..events import problem
 from ..launch.group import GroupRun
 from ..launch.launcher import Launcher
@@ -240,6 +240,24 @@ class JobManager:
         if not os.path.isfile(request.notebook):
             raise UsageError(f"job {job_id}: its notebook {record.notebook} no longer exists", subject=job_id)
         return await self.submit(request)
+
+    async def remove(self, job_id: str) -> JobRecord:
+        """Remove a finished job: its run directory (renamed aside first, so it goes at once) and its record.
+        A job that has not ended is refused: cancel it first."""
+        from ..housekeeping import remove
+
+        record, run_dir = self.get(job_id)
+        for _ in range(100):  # a job that just ended may still be judged (parity) and settled: a moment
+            if not (record.state.final and job_id in self._active):
+                break
+            await asyncio.sleep(0.1)
+        if not record.state.final or job_id in self._active:
+            raise JobNotFinished(f"job {job_id}: still {record.state.value}; cancel it first, then remove it",
+                                 subject=job_id)  # fmt: skip
+        if run_dir and RunDir(run_dir).exists():
+            await asyncio.to_thread(remove, RunDir(run_dir))
+        self.store.delete_job(job_id)
+        return record
 
     def get(self, job_id: str) -> tuple[JobRecord, str | None]:
         found = self.store.get_job(job_id)

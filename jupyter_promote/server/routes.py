@@ -122,6 +122,10 @@ class JobHandler(PromoteHandler):
     @authorized
     @maps_errors
     async def delete(self, job_id: str) -> None:
+        if self.get_argument("purge", "") in ("1", "true"):  # remove a finished job, not cancel one
+            record = await self.manager.remove(job_id)
+            self.finish(json.dumps({"id": record.id, "removed": True}))
+            return
         record = await self.manager.cancel(job_id)
         self.set_status(202)
         self.finish(json.dumps({"id": record.id, "state": record.state.value}))

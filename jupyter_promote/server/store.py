@@ -186,6 +186,19 @@ class JobStore:
             self._flush_locked()
             self._upsert_job(row)
 
+    def delete_job(self, job_id: str) -> None:
+        """Forget a job: its row, its events, its transitions and its owner, in one transaction."""
+        with self._lock:
+            self._flush_locked()
+            self._db.execute("BEGIN")
+            try:
+                for table, column in (("events", "job"), ("transitions", "job"), ("owners", "job"), ("jobs", "id")):
+                    self._db.execute(f"DELETE FROM {table} WHERE {column} = ?", (job_id,))
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+
     def _upsert_job(self, row: tuple[Any, ...]) -> None:
         self._db.execute(
             "INSERT INTO jobs (id, run_dir, notebook, state, created_at, record) VALUES (?, ?, ?, ?, ?, ?) "
