@@ -12,6 +12,7 @@ import sys
 from collections.abc import Sequence
 
 from ..errors import EXIT_CANCELLED, EXIT_OK, PromoteError
+from .attach import cmd_attach, cmd_cancel
 from .inspect import cmd_check, cmd_compare, cmd_logs, cmd_prune, cmd_status
 from .parser import build_parser
 from .run import cmd_run
@@ -31,6 +32,8 @@ COMMANDS = {
     "status": cmd_status,
     "logs": cmd_logs,
     "prune": cmd_prune,
+    "attach": cmd_attach,
+    "cancel": cmd_cancel,
 }
 
 

@@ -63,6 +63,8 @@ def build_parser() -> argparse.ArgumentParser:
     _preflight_options(run)
     _resource_options(run, "time limit, e.g. 30m, 2h, 1:00:00")
     run.add_argument("--json", action="store_true", help="print the final job.json on stdout and nothing else")
+    run.add_argument("--detach", action="store_true",
+                     help="submit the job, print its id and return; follow it later with `jupyter promote attach ID`")  # fmt: skip
     run.add_argument("--contention", metavar="cpu[:N]|memory[:SIZE]|gpu",
                      help="run the job alone, then beside a stress workload, and report both side by side")  # fmt: skip
     run.add_argument(
@@ -124,6 +126,11 @@ def build_parser() -> argparse.ArgumentParser:
     status = sub.add_parser("status", help="the state of a job, a sweep, or recent jobs")
     status.add_argument("job", nargs="?", help="run directory, sweep directory or job id")
     status.add_argument("--json", action="store_true", help="print the job records as JSON")
+
+    attach = sub.add_parser("attach", help="follow a submitted job (run --detach) to its end, as run would have")
+    attach.add_argument("job", help="run directory or job id")
+    cancel = sub.add_parser("cancel", help="stop a job on its target and wait for it to end")
+    cancel.add_argument("job", help="run directory or job id")
 
     prune = sub.add_parser("prune", help="remove finished jobs and their run directories (never a running job)")
     prune.add_argument("--older-than", default="30d", metavar="AGE",
@@ -268,6 +275,9 @@ def request_from_args(
             raise UsageError("--contention with --replicas/--seeds: one at a time", subject="contention",
                              field="contention")  # fmt: skip
         group = group_request(None, None, args.replicas, args.seeds, args.contention)
+        if args.detach and group is not None:
+            raise UsageError("--detach: applies to one job (not to --replicas, --seeds or --contention)",
+                             subject="detach")  # fmt: skip
     request = PromoteRequest(
         notebook=args.notebook,
         kernel=args.kernel,

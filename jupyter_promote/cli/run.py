@@ -67,15 +67,31 @@ def _run(args: argparse.Namespace, app: Any, launcher: Launcher, request: Any, g
                        ProgressHooks(progress))  # fmt: skip
     prepared = job.prepare(request)
     _show_prepared(args, job, prepared, target, progress)
+    if args.detach:
+        asyncio.run(job.pipeline.submit(prepared, target))
+        progress.close()
+        job_id = prepared.record.id
+        say(f"job {job_id} submitted to {target.display_name}; it runs on without this terminal")
+        say(f"  follow it:  jupyter promote attach {job_id}")
+        say(f"  its state:  jupyter promote status {job_id}")
+        say(f"  stop it:    jupyter promote cancel {job_id}")
+        if args.json:
+            print(json.dumps(prepared.run.read().to_json(), indent=2, sort_keys=True))
+        return EXIT_OK
     view = asyncio.run(_until_stopped(job.start(), job.cancel, progress.note))
     if view is None:  # the target did not confirm the cancel within a minute: settled here
         prepared.log.emit("status", state="cancelled", reason="cancelled", message="cancelled (Ctrl-C)", source="cli")
         view = asyncio.run(job.follow())
     progress.close()
     record = prepared.run.read()
-    parity_failed = _show_end(record, view, prepared, progress.note)
+    parity_failed = show_end(record, view, prepared, progress.note)
     if args.json:
         print(json.dumps(record.to_json(), indent=2, sort_keys=True))
+    return exit_code(view, parity_failed)
+
+
+def exit_code(view: JobView, parity_failed: bool) -> int:
+    """The documented exit code of a job that ended so."""
     return EXIT_PARITY_FAILED if parity_failed and view.state is JobState.SUCCEEDED else _EXIT_BY_STATE[view.state]
 
 
@@ -96,7 +112,7 @@ def _show_prepared(args: argparse.Namespace, job: JobLifecycle, prepared: Prepar
     progress.note(f"  run directory: {prepared.run.path}")
 
 
-def _show_end(record: JobRecord, view: JobView, prepared: Prepared, say: Callable[[str], None]) -> bool:
+def show_end(record: JobRecord, view: JobView, prepared: Prepared, say: Callable[[str], None]) -> bool:
     """How the job ended, its output, artifacts and parity; a failed cell last. Whether parity failed."""
     say(f"  output: {prepared.run.output_notebook}")
     if record.artifacts:

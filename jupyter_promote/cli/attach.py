@@ -1,0 +1,74 @@
+"""Jobs that run on without a terminal: ``attach`` follows one again, ``cancel`` stops one.
+
+``run --detach`` submits a job and returns; the job's runner (or its batch system) carries on and writes its
+events into the run directory, where ``attach`` reads them from the start and then follows them to the end,
+with the progress, the alerts, the verdict and the exit code ``run`` would have given. Ctrl-C during
+``attach`` stops following, never the job.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import time
+from typing import Any
+
+from ..errors import EXIT_CANCELLED, EXIT_OK
+from ..launch.launcher import Launcher
+from ..launch.lifecycle import JobLifecycle
+from ..launch.pipeline import Prepared
+from ..runtime.events import EventLog
+from ..targets import target_class
+from .inspect import find_run, reconcile
+from .progress import TerminalProgress
+from .run import ProgressHooks, exit_code, show_end
+from .signals import say
+
+
+def cmd_attach(args: argparse.Namespace, app: Any) -> int:
+    """``jupyter promote attach ID``: follow a submitted job to its end, as ``run`` would have."""
+    run = find_run(args.job, app.settings.runs_dir)
+    record = run.read()
+    launcher = Launcher(app.settings, app.config)
+    progress = TerminalProgress()
+    progress.note(f"attached to job {record.id} ({record.notebook} on {record.target}); Ctrl-C stops following")
+    job = JobLifecycle(launcher.pipeline(), launcher.target(record.target), ProgressHooks(progress))
+    job.prepared = Prepared(record, run, None, False, EventLog(str(run.events), record.id))  # type: ignore[arg-type]
+    try:
+        view = asyncio.run(job.follow())
+    except KeyboardInterrupt:
+        progress.close()
+        say(f"stopped following job {record.id}; it goes on (jupyter promote attach {record.id}, "
+            f"jupyter promote cancel {record.id})")  # fmt: skip
+        return EXIT_CANCELLED
+    finally:
+        launcher.close()
+    progress.close()
+    record = run.read()
+    parity_failed = show_end(record, view, job.task, progress.note)
+    return exit_code(view, parity_failed)
+
+
+def cmd_cancel(args: argparse.Namespace, app: Any) -> int:
+    """``jupyter promote cancel ID``: stop a job on its target and wait (a minute at most) for it to end."""
+    run = find_run(args.job, app.settings.runs_dir)
+    record, view = reconcile(run, app)
+    if view.state.final or record.state.final:
+        say(f"job {record.id} already ended: {record.state.value}; nothing to cancel")
+        return EXIT_OK
+    if record.handle:
+        asyncio.run(target_class(record.target)(config=app.config).cancel(record.handle))
+    else:  # never submitted (its command stopped while preparing it): settled here
+        EventLog(str(run.events), record.id).emit("status", state="cancelled", reason="cancelled",
+                                                  message="cancelled before it was submitted", source="cli")  # fmt: skip
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        record, view = reconcile(run, app)
+        if view.state.final:
+            say(f"job {record.id} {view.state.value}" + (f" ({view.message})" if view.message else ""))
+            return EXIT_OK
+        time.sleep(0.5)
+    say(
+        f"job {record.id}: its target took the cancel but the job has not ended yet; see jupyter promote status {record.id}"
+    )
+    return EXIT_OK
