@@ -21,6 +21,11 @@ class TerminalProgress:
         self._last_step_print = 0.0
         self._last_state: str | None = None
 
+    def stage(self, state: str, message: str) -> None:
+        """A stage announced before it starts (freezing: before the freeze, not once its event is followed)."""
+        self._last_state = state
+        self.note(f"[{time.strftime('%H:%M:%S')}] {state}: {message}")
+
     def note(self, text: str) -> None:
         self._clear()
         print(text, file=self.stream, flush=True)
@@ -32,7 +37,7 @@ class TerminalProgress:
 
     def _status(self, view: JobView) -> None:
         if self.tty:
-            self.stream.write("\r\x1b[K" + view.progress_line())
+            self.stream.write("\r\x1b[K" + _elapsed(view) + view.progress_line())
             self.stream.flush()
             self._status_shown = True
 
@@ -54,9 +59,19 @@ class TerminalProgress:
             now = time.monotonic()
             if now - self._last_step_print >= NON_TTY_STEP_EVERY_S:
                 self._last_step_print = now
-                self.note(f"  {view.steps} steps ({view.steps_per_s or 0:.1f} steps/s)")
+                self.note(f"  {_elapsed(view)}{view.steps} steps ({view.steps_per_s or 0:.1f} steps/s)")
         if not view.state.final:
             self._status(view)
 
     def close(self) -> None:
         self._clear()
+
+
+def _elapsed(view: JobView) -> str:
+    """Time since the job started running, as a clock reads it: "0:42 · ", "1:02:03 · "."""
+    if view.started_at is None:
+        return ""
+    seconds = int(max(0.0, time.time() - view.started_at))
+    hours, rest = divmod(seconds, 3600)
+    clock = f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60}:{rest % 60:02d}"
+    return f"{clock} · "

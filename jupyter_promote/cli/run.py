@@ -65,6 +65,8 @@ def _run(args: argparse.Namespace, app: Any, launcher: Launcher, request: Any, g
     progress = TerminalProgress()
     job = JobLifecycle(launcher.pipeline(on_line=lambda line: progress.note(f"  {line}")), target,
                        ProgressHooks(progress))  # fmt: skip
+    progress.note(f"promoting {args.notebook} to {target.display_name}")
+    progress.stage("pending", "freezing the kernel's environment ...")
     prepared = job.prepare(request)
     _show_prepared(args, job, prepared, target, progress)
     if args.detach:
@@ -97,7 +99,6 @@ def exit_code(view: JobView, parity_failed: bool) -> int:
 
 def _show_prepared(args: argparse.Namespace, job: JobLifecycle, prepared: Prepared, target: Target,
                    progress: TerminalProgress) -> None:  # fmt: skip
-    progress.note(f"promoting {args.notebook} to {target.display_name}")
     for note in job.pipeline.notes:
         progress.note(f"  note: {note}")
     progress.note(f"  environment: {prepared.env.summary()}")
