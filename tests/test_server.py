@@ -137,6 +137,14 @@ async def test_cancel_through_the_api(jp_fetch, notebooks):
 
 async def test_purge_removes_a_finished_job_and_refuses_a_running_one(jp_fetch, notebooks):
     _, running = await api(jp_fetch, "jobs", method="POST", body={"notebook": "hang.ipynb"})
+    try:
+        await _purge_one_of_two(jp_fetch, running)
+    finally:
+        await api(jp_fetch, "jobs", running["id"], method="DELETE")
+    assert (await wait_final(jp_fetch, running["id"], timeout=60))["state"] == "cancelled"
+
+
+async def _purge_one_of_two(jp_fetch, running):
     _, done = await api(jp_fetch, "jobs", method="POST", body={"notebook": "success.ipynb"})
     record = await wait_final(jp_fetch, done["id"])
     run_dir = record["run_dir"]
@@ -152,8 +160,6 @@ async def test_purge_removes_a_finished_job_and_refuses_a_running_one(jp_fetch, 
     assert (await error(jp_fetch, "jobs", done["id"], "events"))[0] == 404
     _, listing = await api(jp_fetch, "jobs")
     assert done["id"] not in [job["id"] for job in listing["jobs"]]
-    await api(jp_fetch, "jobs", running["id"], method="DELETE")
-    assert (await wait_final(jp_fetch, running["id"], timeout=60))["state"] == "cancelled"
 
 
 @pytest.mark.parametrize(
