@@ -52,7 +52,8 @@ def test_a_tenfold_slowdown_a_few_seconds_in_is_flagged_within_three_windows(run
     assert alert["ts"] - began <= 3 * WINDOW_S, alert
     # the alert names the rate, the baseline and when the drop began (the 401st step, a few seconds in)
     assert alert["steps_per_s"] < 0.25 * alert["baseline"], alert
-    assert 400 <= alert["since_step"] <= 440 and "since step" in alert["message"], alert
+    # (to the tick: the sample in which the first slow step fell, at most half a second of steps before it)
+    assert 380 <= alert["since_step"] <= 460 and "since step" in alert["message"], alert
     assert f"{alert['steps_per_s']:.3g} steps/s" in alert["message"] and "baseline of" in alert["message"]
 
 
