@@ -30,6 +30,8 @@ def default_text(cls: type, name: str, trait: Any) -> str:
     if "_default_" + name in vars(cls) or name in getattr(cls, "_trait_default_generators", {}):
         return "(computed)"
     value = trait.default()
+    if value == sys.executable:  # where the docs were generated is not where they are read
+        return "(the interpreter running jupyter-promote)"
     return repr(value).replace(os.path.expanduser("~"), "~")
 
 

@@ -24,6 +24,7 @@ from ..launch.lifecycle import JobHooks, JobLifecycle
 from ..launch.pipeline import Prepared
 from ..launch.request import GroupRequest, PromoteRequest
 from ..models import JobRecord, JobState
+from ..rundir import RunDir
 from ..targets import Target
 from .inspect import print_sweep
 from .parser import request_from_args
@@ -36,8 +37,14 @@ _EXIT_BY_STATE = {JobState.SUCCEEDED: EXIT_OK, JobState.FAILED: EXIT_JOB_FAILED,
 class ProgressHooks(JobHooks):
     """The terminal's view of a job: each event as it comes."""
 
-    def __init__(self, progress: TerminalProgress) -> None:
+    def __init__(self, progress: TerminalProgress, starting: str) -> None:
         self.progress = progress
+        self.starting = starting
+
+    def run_dir_made(self, run: RunDir) -> None:
+        # the notebook and the request were valid: what is refused before this is said in one line
+        self.progress.note(self.starting)
+        self.progress.stage("pending", "freezing the kernel's environment ...")
 
     def event(self, event: dict[str, Any], view: JobView) -> None:
         self.progress.on_event(event, view)
@@ -63,10 +70,8 @@ def _run(args: argparse.Namespace, app: Any, launcher: Launcher, request: Any, g
     if group is not None:
         return _run_group(args, app, launcher, target, request, group)
     progress = TerminalProgress()
-    job = JobLifecycle(launcher.pipeline(on_line=lambda line: progress.note(f"  {line}")), target,
-                       ProgressHooks(progress))  # fmt: skip
-    progress.note(f"promoting {args.notebook} to {target.display_name}")
-    progress.stage("pending", "freezing the kernel's environment ...")
+    hooks = ProgressHooks(progress, f"promoting {args.notebook} to {target.display_name}")
+    job = JobLifecycle(launcher.pipeline(on_line=lambda line: progress.note(f"  {line}")), target, hooks)
     prepared = job.prepare(request)
     _show_prepared(args, job, prepared, target, progress)
     if args.detach:

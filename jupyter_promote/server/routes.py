@@ -51,6 +51,19 @@ class TargetsHandler(PromoteHandler):
         self.finish(json.dumps({"targets": targets}))
 
 
+class NotificationsHandler(PromoteHandler):
+    """The notification destinations a job may name (names, kinds and what each is told; never URLs or
+    addresses, which may carry secrets), and the ones a job notifies when it names none."""
+
+    @tornado.web.authenticated
+    @authorized
+    @maps_errors
+    async def get(self) -> None:
+        notifications = self.manager.launcher.notifications
+        destinations = [{"name": d.name, "kind": d.kind, "on": list(d.on)} for d in notifications.parsed().values()]
+        self.finish(json.dumps({"destinations": destinations, "defaults": list(notifications.defaults)}))
+
+
 class JobsHandler(PromoteHandler):
     @tornado.web.authenticated
     @authorized
@@ -252,6 +265,7 @@ def setup_route_handlers(web_app: Any) -> None:
         ".*$",
         [
             (url_path_join(base, "targets"), TargetsHandler),
+            (url_path_join(base, "notifications"), NotificationsHandler),
             (url_path_join(base, "jobs"), JobsHandler),
             (url_path_join(base, "jobs", job), JobHandler),
             (url_path_join(base, "jobs", job, "rerun"), RerunHandler),
