@@ -198,6 +198,7 @@ class JobRecord:
     parity: dict[str, Any] | None = None  # {"verdict": pass|fail|no baseline, "failed": [metric, ...]}
     artifacts: list[dict[str, Any]] = field(default_factory=list)  # files the job wrote: {"path", "size"} in work/
     notify: list[str] = field(default_factory=list)  # the destinations (c.Notifications) told of its end and alerts
+    owner: str = ""  # who promoted it: the server's current user, or the CLI's login name
 
     def to_json(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)

@@ -1,16 +1,34 @@
-"""The run directory of one job: its files, and job.json written atomically."""
+"""The run directory of one job: its files, and job.json written atomically; and where run directories go."""
 
 from __future__ import annotations
 
 import contextlib
+import getpass
 import json
 import os
+import re
 import tempfile
 import time
 from pathlib import Path
 
 from .errors import JobNotFound
 from .models import JobRecord
+
+
+def login_name() -> str:
+    """This process's user, as the CLI's jobs record their owner."""
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # a uid with no passwd entry (some containers)
+        return str(os.getuid())
+
+
+def runs_dir_of(runs_dir: str, owner: str) -> str:
+    """``runs_dir`` for one owner: ``~`` expanded and ``{username}`` replaced by a name safe in a path."""
+    if "{username}" in runs_dir:
+        safe = re.sub(r"[^A-Za-z0-9._@+-]", "-", owner or login_name()).lstrip(".") or "user"
+        runs_dir = runs_dir.replace("{username}", safe)
+    return os.path.expanduser(runs_dir)
 
 
 class RunDir:

@@ -174,19 +174,16 @@ def volumes() -> set[str]:
 
 
 def containers_of_tests() -> list[str]:
-    """Containers jupyter-promote made (jobs, verification, probes) that are still there."""
-    out = subprocess.run(
-        ["docker", "ps", "-a", "-q", "--filter", "label=io.jupyter-promote.job"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.split()
-    out += subprocess.run(
-        ["docker", "ps", "-a", "-q", "--filter", "label=io.jupyter-promote.role"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.split()
+    """Containers jupyter-promote made (jobs, verification, probes) that are still there, each as
+    "ID STATUS LABELS" so that a failure says what was left."""
+    out: list[str] = []
+    for label in ("io.jupyter-promote.job", "io.jupyter-promote.role"):
+        out += subprocess.run(
+            ["docker", "ps", "-a", "--filter", f"label={label}", "--format", "{{.ID}} {{.Status}} {{.Labels}}"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.splitlines()
     return out
 
 

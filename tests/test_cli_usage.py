@@ -53,3 +53,49 @@ def test_status_lists_newest_first_under_a_header_and_compare_without_baseline_s
     assert result.returncode == 0, result.stderr
     assert "no baseline to compare with" in result.stdout
     assert ((run / "parity.txt").read_text() if (run / "parity.txt").exists() else None) == before
+
+
+def test_a_terminal_gets_a_progress_bar_over_the_notebooks_cells(tmp_path):
+    """On a TTY (a real pseudo-terminal here) the status line is rewritten in place, with a bar of the cells."""
+    import os
+    import pty
+    import select
+    import subprocess
+    import time
+
+    from conftest import BIN, NOTEBOOKS
+
+    main, child = pty.openpty()
+    env = {**os.environ, "JUPYTER_PROMOTE_RUNS_DIR": str(tmp_path / "runs"), "COLUMNS": "200"}
+    command = [str(BIN / "jupyter"), "promote", "run", str(NOTEBOOKS / "hang.ipynb"), "-p", "seconds", "3"]
+    process = subprocess.Popen(command, stdin=child, stdout=child, stderr=child, env=env, cwd=tmp_path)
+    os.close(child)
+    seen = b""
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([main], [], [], 1.0)
+        if ready:
+            try:
+                chunk = os.read(main, 65536)
+            except OSError:  # the other side closed: the command ended
+                break
+            if not chunk:
+                break
+            seen += chunk
+        elif process.poll() is not None:
+            break
+    os.close(main)
+    assert process.wait(timeout=30) == 0, seen.decode(errors="replace")
+    text = seen.decode(errors="replace")
+    assert "\r\x1b[K" in text  # the line is rewritten, not repeated
+    assert "█" in text and "| running · cell " in text, text[-2000:]
+
+
+def test_the_bar_fills_by_eighths():
+    from jupyter_promote.cli.progress import bar
+
+    assert bar(0, 4, width=8) == "|        |"
+    assert bar(1, 4, width=8) == "|██      |"
+    assert bar(1, 3, width=8) == "|██▋     |"
+    assert bar(4, 4, width=8) == "|████████|"
+    assert bar(5, 0, width=8) == "|        |"

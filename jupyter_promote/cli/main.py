@@ -62,6 +62,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     own_args = [a for a in argv if not _CONFIG_FLAG.match(a)]
     try:
         from ..config import PromoteSettings, load_config
+        from ..rundir import login_name, runs_dir_of
 
         if "--generate-config" in own_args or "--help-all" in own_args:
             return _config_help(own_args, config_args)
@@ -69,6 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         app = load_config(config_args)
         app.settings = PromoteSettings(config=app.config)
+        app.settings.runs_dir = runs_dir_of(app.settings.runs_dir, login_name())  # the CLI's user's, always
         return COMMANDS[args.command](args, app)
     except PromoteError as exc:
         print(f"jupyter promote: error: {exc}", file=sys.stderr)

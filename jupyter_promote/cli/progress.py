@@ -37,7 +37,7 @@ class TerminalProgress:
 
     def _status(self, view: JobView) -> None:
         if self.tty:
-            self.stream.write("\r\x1b[K" + _elapsed(view) + view.progress_line())
+            self.stream.write("\r\x1b[K" + _elapsed(view) + _cells_bar(view) + view.progress_line())
             self.stream.flush()
             self._status_shown = True
 
@@ -65,6 +65,25 @@ class TerminalProgress:
 
     def close(self) -> None:
         self._clear()
+
+
+BAR_WIDTH = 20
+_EIGHTHS = " ▏▎▍▌▋▊▉"
+
+
+def bar(done: float, total: int, width: int = BAR_WIDTH) -> str:
+    """A progress bar in block characters, to an eighth of a cell: ``|█████▌              |``."""
+    filled = max(0.0, min(1.0, done / total)) * width if total else 0.0
+    whole, eighths = int(filled), int((filled - int(filled)) * 8)
+    partial = _EIGHTHS[eighths] if whole < width and eighths else ""
+    return "|" + "█" * whole + partial + " " * (width - whole - len(partial)) + "|"
+
+
+def _cells_bar(view: JobView) -> str:
+    """The notebook's own code cells done so far, as a bar (while it runs; "" before)."""
+    if view.state.value != "running" or not view.cells_total or view.cell_number is None:
+        return ""
+    return bar(view.cell_number - 1, view.cells_total) + " "
 
 
 def _elapsed(view: JobView) -> str:

@@ -37,14 +37,15 @@ _EXIT_BY_STATE = {JobState.SUCCEEDED: EXIT_OK, JobState.FAILED: EXIT_JOB_FAILED,
 class ProgressHooks(JobHooks):
     """The terminal's view of a job: each event as it comes."""
 
-    def __init__(self, progress: TerminalProgress, starting: str) -> None:
+    def __init__(self, progress: TerminalProgress, starting: str | None = None) -> None:
         self.progress = progress
-        self.starting = starting
+        self.starting = starting  # said once the notebook and the request are found valid
 
     def run_dir_made(self, run: RunDir) -> None:
-        # the notebook and the request were valid: what is refused before this is said in one line
-        self.progress.note(self.starting)
-        self.progress.stage("pending", "freezing the kernel's environment ...")
+        # what is refused before this (a notebook that is not valid, ...) is said in one line alone
+        if self.starting is not None:
+            self.progress.note(self.starting)
+            self.progress.stage("pending", "freezing the kernel's environment ...")
 
     def event(self, event: dict[str, Any], view: JobView) -> None:
         self.progress.on_event(event, view)

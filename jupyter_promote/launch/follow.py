@@ -253,6 +253,11 @@ async def _collect(
         await asyncio.sleep(max(poll_interval, 0.5) if status is None else poll_interval)
     if status is None:  # the job has ended as its events say; what is left on the target stays there
         return
+    if status.state is JobState.RUNNING:  # its end was reported long ago and what is left still runs: stopped
+        with contextlib.suppress(Exception):
+            await target.cancel(record.handle)
+            await target.poll({record.id: record.handle})  # and collected
+        return
     if status.overrides and status.state is not None and (status.state, status.reason) != (view.state, view.reason):
         prepared.log.emit(
             "status", state=status.state.value, reason=status.reason, message=status.message, source="target"

@@ -21,7 +21,7 @@ from ..freeze import DEFAULT_ENV_ALLOWLIST, FrozenEnv, freeze, kernel_interprete
 from ..job.convert import convert, write_notebook
 from ..job.notebook import kernel_of, read_notebook
 from ..models import JobRecord, JobState
-from ..rundir import RunDir
+from ..rundir import RunDir, login_name
 from ..runtime.events import EventLog
 from ..targets import Target
 from .request import ImageRequest, PromoteRequest, default_run_dir, new_job_id
@@ -106,7 +106,9 @@ class Pipeline:
             kernel = FALLBACK_KERNEL
         conversion = convert(nb, request.monitor, deterministic=request.deterministic)
         job_id = request.job_id or new_job_id()
-        path = Path(request.out) if request.out else default_run_dir(self.runs_dir, notebook, job_id)
+        path = (
+            Path(request.out) if request.out else default_run_dir(self.runs_dir, notebook, job_id, owner=request.owner)
+        )
         if path.exists() and (not path.is_dir() or any(path.iterdir())):
             raise UsageError(f"--out {path}: already exists and is not empty", subject=str(path))
         created = not path.exists()
@@ -128,6 +130,7 @@ class Pipeline:
                 created_at=now,
                 sweep=request.sweep,
                 notify=list(request.notify or []),
+                owner=request.owner or login_name(),
             )
             run.write(record)
             log = EventLog(str(run.events), job_id)

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..errors import UsageError
 from ..models import MonitorSettings, Resources
+from ..rundir import runs_dir_of
 
 #: The kinds of job groups: a parameter grid or list, identical runs (per seed), the job beside a stress load.
 GROUP_KINDS = ("grid", "replicas", "contention")
@@ -49,6 +50,7 @@ class PromoteRequest:
     sweep: dict[str, Any] | None = None  # {"id", "index", "size", "kind"} when the job is one of a group
     kernel: str | None = None  # the kernelspec to run with; None: the notebook's own
     notify: list[str] | None = None  # destinations (c.Notifications) by name; None: the configured defaults
+    owner: str = ""  # who asks: the server's current user; empty: this process's login name
 
 
 @dataclass
@@ -74,10 +76,10 @@ def new_group_id() -> str:
     return "s" + new_job_id()
 
 
-def default_run_dir(runs_dir: str, notebook: str, job_id: str, kind: str = "") -> Path:
+def default_run_dir(runs_dir: str, notebook: str, job_id: str, kind: str = "", owner: str = "") -> Path:
     stem = Path(notebook).stem.replace(" ", "_")
     middle = f"-{kind}" if kind else ""
-    return Path(runs_dir) / f"{stem}{middle}-{time.strftime('%Y%m%d-%H%M%S')}-{job_id[:6]}"
+    return Path(runs_dir_of(runs_dir, owner)) / f"{stem}{middle}-{time.strftime('%Y%m%d-%H%M%S')}-{job_id[:6]}"
 
 
 def _whole(value: Any, name: str, minimum: int) -> int:

@@ -47,7 +47,11 @@ class PreparedSweep:
 def group_dir(runs_dir: str, request: PromoteRequest, group_id: str, kind: str) -> Path:
     """The group's directory: ``--out``, or a new one under the runs directory; it must be new or empty."""
     name = "contention" if kind == "contention" else "sweep"
-    path = Path(request.out) if request.out else default_run_dir(runs_dir, request.notebook, group_id[1:], name)
+    path = (
+        Path(request.out)
+        if request.out
+        else default_run_dir(runs_dir, request.notebook, group_id[1:], name, request.owner)
+    )
     if path.exists() and (not path.is_dir() or any(path.iterdir())):
         raise UsageError(f"--out {path}: already exists and is not empty", subject=str(path), field="out")
     return path

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime
 import os
 from pathlib import Path
 from typing import Any
 
 from jupyter_core.paths import jupyter_data_dir
 from jupyter_server.extension.application import ExtensionApp
-from traitlets import Unicode, default
+from traitlets import Float, Unicode, default
 
 from ..config import PromoteSettings
 from .routes import setup_route_handlers
@@ -28,6 +29,12 @@ class PromoteExtension(ExtensionApp):
         config=True
     )
 
+    activity_interval_s = Float(
+        60.0,
+        help="While jobs run, the server reports activity this often (seconds), so that a hub's idle culler "
+        "does not stop a server whose jobs are still running; 0: never.",
+    ).tag(config=True)
+
     def _config_file_name_default(self) -> str:
         """``jupyter_promote_config.{py,json}``: the CLI's file too, so an admin writes each setting once."""
         return "jupyter_promote_config"
@@ -43,13 +50,38 @@ class PromoteExtension(ExtensionApp):
 
         settings = PromoteSettings(config=self.config)
         self._server.event_logger.register_event_schema(_SCHEMA_FILE)
-        self.store = JobStore(self.store_path)
+        self.store = JobStore(self.store_path, wal=self._store_may_use_wal())
         self.lease = ServerLease(self.store_path)
         self.jobs = JobManager(self.store, Launcher(settings, self.config), publish=self._publish, lease=self.lease)
         self.settings.update({"jupyter_promote_settings": settings, "jupyter_promote_jobs": self.jobs})
         # a server embedded in a running loop (tests, some launchers) never calls the start hook
         with contextlib.suppress(RuntimeError):
-            self._reconcile_task = asyncio.get_running_loop().create_task(self._reconcile_once())
+            self._start_task = asyncio.get_running_loop().create_task(self._start_once())
+
+    def _store_may_use_wal(self) -> bool:
+        from .store import NETWORK_FILESYSTEMS, filesystem_of
+
+        kind = filesystem_of(os.path.dirname(os.path.abspath(self.store_path)))
+        if kind not in NETWORK_FILESYSTEMS:
+            return True
+        self.log.warning(
+            "jupyter-promote: the job store %s is on a network filesystem (%s), where SQLite's WAL mode is unsafe: "
+            "using its rollback journal instead (slower under load); set c.PromoteExtension.store_path to a file "
+            "on a local disk for speed",
+            self.store_path,
+            kind,
+        )
+        return False
+
+    async def _report_activity(self) -> None:
+        """Running jobs count as activity: jupyter_server adds every ``*_last_activity`` setting to the
+        ``last_activity`` of ``/api/status``, which JupyterHub's culler reads."""
+        while True:
+            if self.jobs.running:
+                self._server.web_app.settings["jupyter_promote_last_activity"] = datetime.datetime.now(
+                    datetime.timezone.utc
+                )
+            await asyncio.sleep(self.activity_interval_s)
 
     @property
     def _server(self) -> Any:
@@ -71,14 +103,18 @@ class PromoteExtension(ExtensionApp):
 
     async def _start_jupyter_server_extension(self, serverapp: Any) -> None:
         """Called by a real server once its loop runs: resume or settle unfinished jobs."""
-        await self._reconcile_once()
+        await self._start_once()
 
-    async def _reconcile_once(self) -> None:
-        if not getattr(self, "_reconciled", False):
-            self._reconciled = True
+    async def _start_once(self) -> None:
+        if not getattr(self, "_started", False):
+            self._started = True
+            if self.activity_interval_s > 0:
+                self._activity_task = asyncio.get_running_loop().create_task(self._report_activity())
             await self.jobs.reconcile()
 
     async def stop_extension(self) -> None:
+        if getattr(self, "_activity_task", None) is not None:
+            self._activity_task.cancel()
         await self.jobs.close()
         self.store.close()
         self.lease.release()

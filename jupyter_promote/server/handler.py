@@ -63,6 +63,13 @@ class PromoteHandler(APIHandler):
         """
         return os.path.expanduser(str(self.contents_manager.root_dir))
 
+    @property
+    def username(self) -> str:
+        """Who asks (jupyter_server's current user): a job's owner, and ``{username}`` in ``runs_dir``."""
+        user = self.current_user
+        name = getattr(user, "username", None) or (user.get("name") if isinstance(user, dict) else user)
+        return str(name or "")
+
     def notebook_argument(self, path: Any, field: str = "notebook") -> str:
         """A notebook path from a request, resolved as the contents manager resolves it (see :func:`confine`)."""
         return confine(

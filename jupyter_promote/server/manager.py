@@ -110,7 +110,8 @@ class JobManager:
     def _pending(self, request: PromoteRequest, job_id: str, sweep: dict[str, Any] | None) -> JobRecord:
         record = JobRecord(id=job_id, notebook=request.notebook, target=request.target, kernel=request.kernel or "",
                            parameters=request.parameters, resources=request.resources, monitor=request.monitor,
-                           created_at=round(time.time(), 3), sweep=sweep, notify=list(request.notify or []))  # fmt: skip
+                           created_at=round(time.time(), 3), sweep=sweep, notify=list(request.notify or []),
+                           owner=request.owner)  # fmt: skip
         self.store.put_job(record, None)
         if self.lease is not None:
             self.store.claim(record.id, self.lease.id)
@@ -231,12 +232,18 @@ class JobManager:
             await self.target(current.target).cancel(current.handle)
         return record
 
-    async def rerun(self, job_id: str) -> str:
-        """The same notebook, target, kernel, parameters, resources and monitor settings, as a new job."""
+    @property
+    def running(self) -> int:
+        """How many jobs this server is preparing, running or following now."""
+        return len(self._active)
+
+    async def rerun(self, job_id: str, owner: str = "") -> str:
+        """The same notebook, target, kernel, parameters, resources and monitor settings, as a new job of
+        ``owner`` (who asked for it again)."""
         record, _ = self.get(job_id)
         request = PromoteRequest(notebook=record.notebook, target=record.target, parameters=dict(record.parameters),
                                  resources=record.resources, monitor=record.monitor, kernel=record.kernel or None,
-                                 notify=list(record.notify))  # fmt: skip
+                                 notify=list(record.notify), owner=owner)  # fmt: skip
         if not os.path.isfile(request.notebook):
             raise UsageError(f"job {job_id}: its notebook {record.notebook} no longer exists", subject=job_id)
         return await self.submit(request)

@@ -88,6 +88,7 @@ class JobsHandler(PromoteHandler):
         settings = self.settings["jupyter_promote_settings"]
         body = self.body()
         request, group = request_from_payload(body, self.notebook_argument, settings)
+        request.owner = self.username
         if group is None:
             job_id = await self.manager.submit(request)
             self.set_status(202)
@@ -156,7 +157,7 @@ class RerunHandler(PromoteHandler):
                 f"job {job_id}: its notebook {record.notebook} is outside the server's root", subject=job_id
             )
         self.notebook_argument(relative)
-        new_id = await self.manager.rerun(job_id)
+        new_id = await self.manager.rerun(job_id, owner=self.username)
         self.set_status(202)
         self.finish(json.dumps({"id": new_id}))
 

@@ -1,4 +1,5 @@
-"""The server's durable job store: SQLite in WAL mode, jobs, state transitions and events by seq.
+"""The server's durable job store: SQLite (WAL mode; the rollback journal on a network filesystem): jobs,
+state transitions and events by seq.
 
 Run directories stay the source of truth for a job's files; the store indexes jobs for the API and keeps
 every event exactly once (primary key ``(job, seq)``), so a restarted server resumes where it stopped.
@@ -62,6 +63,33 @@ def event_text(event: dict[str, Any]) -> str:
     return getattr(event, "text", None) or json.dumps(event, separators=(",", ":"), allow_nan=False)
 
 
+#: Filesystem types where SQLite's WAL mode is unsafe (its shared memory is not shared across hosts).
+NETWORK_FILESYSTEMS = frozenset({"nfs", "nfs4", "cifs", "smb3", "smbfs", "ncpfs", "afs", "9p", "lustre", "gpfs",
+                                 "ceph", "glusterfs", "beegfs", "fuse.sshfs", "fuse.glusterfs", "fuse.s3fs",
+                                 "fuse.gcsfuse", "fuse.cephfs", "fuse.juicefs"})  # fmt: skip
+
+
+def filesystem_of(path: str, mountinfo: str | None = None) -> str:
+    """The type of the filesystem ``path`` is (or would be) on, from ``/proc/self/mountinfo``; "" if unknown."""
+    if mountinfo is None:
+        try:
+            with open("/proc/self/mountinfo") as f:
+                mountinfo = f.read()
+        except OSError:
+            return ""
+    path = os.path.realpath(path)
+    best, kind = "", ""
+    for line in mountinfo.splitlines():
+        fields = line.split()
+        if " - " not in line or len(fields) < 5:
+            continue
+        point = fields[4].replace("\\040", " ").replace("\\011", "\t").replace("\\134", "\\")
+        inside = path == point or path.startswith(point.rstrip("/") + "/")
+        if inside and len(point) >= len(best):
+            best, kind = point, line.split(" - ", 1)[1].split()[0]
+    return kind
+
+
 #: Seconds the writer thread waits, once woken, for more to write in the same transaction.
 GATHER_S = 0.02
 #: What one store write found new: the job and its new events, in seq order.
@@ -80,7 +108,7 @@ class JobStore:
         were written (from the writer thread or the writing one, with the store locked: keep it short).
     """
 
-    def __init__(self, path: str, on_stored: Callable[[Stored], None] | None = None) -> None:
+    def __init__(self, path: str, on_stored: Callable[[Stored], None] | None = None, wal: bool = True) -> None:
         folder = os.path.dirname(os.path.abspath(path))
         if not os.path.isdir(folder):
             os.makedirs(folder, mode=0o700, exist_ok=True)
@@ -91,7 +119,9 @@ class JobStore:
         self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         if fresh:  # every user's jobs, parameters and events: readable by that user alone
             os.chmod(path, 0o600)
-        self._db.execute("PRAGMA journal_mode=WAL")
+        # WAL: reads never wait for a write; on a network filesystem, the rollback journal (WAL would corrupt)
+        self._db.execute(f"PRAGMA journal_mode={'WAL' if wal else 'DELETE'}")
+        self._db.execute("PRAGMA busy_timeout=10000")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(_SCHEMA)
         self._read_lock = threading.Lock()

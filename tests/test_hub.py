@@ -1,0 +1,135 @@
+"""Living on a hub: jobs record who promoted them, ``runs_dir`` may hold ``{username}``, running jobs count as
+the server's activity (a hub's idle culler reads ``/api/status``), and a job store on a network filesystem
+does without SQLite's WAL mode. A real Jupyter server, real jobs on the local target."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import json
+import os
+import shutil
+import sqlite3
+import time
+
+import pytest
+from conftest import NOTEBOOKS, job
+from jupyter_server.auth.identity import IdentityProvider, User
+from test_server import api, wait_final
+
+from jupyter_promote.rundir import login_name, runs_dir_of
+from jupyter_promote.server.store import NETWORK_FILESYSTEMS, JobStore, filesystem_of
+
+
+class OneUser(IdentityProvider):
+    """The token's holder is one named person (as a hub's single-user server has it), not a new anonymous
+    user per request (jupyter_server's default for a shared token)."""
+
+    def generate_anonymous_user(self, handler):
+        return User("ana@example.org", "Ana", "Ana", "A", None, None)
+
+
+@pytest.fixture
+def jp_server_config(tmp_path):
+    return {
+        "ServerApp": {
+            "jpserver_extensions": {"jupyter_promote": True},
+            "allow_unauthenticated_access": False,
+            "identity_provider_class": OneUser,
+        },
+        "PromoteExtension": {"store_path": str(tmp_path / "store" / "jobs.sqlite"), "activity_interval_s": 0.5},
+        "PromoteSettings": {"runs_dir": str(tmp_path / "runs" / "{username}")},
+    }
+
+
+async def me(jp_fetch) -> str:
+    response = await jp_fetch("api", "me")
+    return json.loads(response.body)["identity"]["username"]
+
+
+async def last_activity(jp_fetch) -> float:
+    """What a hub's culler reads: ``/api/status`` (itself never counted as activity)."""
+    response = await jp_fetch("api", "status")
+    return datetime.datetime.fromisoformat(json.loads(response.body)["last_activity"]).timestamp()
+
+
+async def test_a_job_records_its_owner_and_runs_in_the_owners_runs_dir(jp_fetch, jp_root_dir, tmp_path):
+    shutil.copy(NOTEBOOKS / "success.ipynb", jp_root_dir / "success.ipynb")
+    _, posted = await api(jp_fetch, "jobs", method="POST", body={"notebook": "success.ipynb"})
+    record = await wait_final(jp_fetch, posted["id"])
+    assert await me(jp_fetch) == "ana@example.org"
+    assert record["state"] == "succeeded" and record["owner"] == "ana@example.org"
+    [run_dir] = (tmp_path / "runs").iterdir()
+    assert run_dir.name == "ana@example.org" and job(next(run_dir.iterdir()))["owner"] == "ana@example.org"
+
+
+async def test_running_jobs_keep_the_server_active_and_an_idle_one_is_left_idle(jp_fetch, jp_root_dir):
+    shutil.copy(NOTEBOOKS / "hang.ipynb", jp_root_dir / "hang.ipynb")
+    _, posted = await api(
+        jp_fetch, "jobs", method="POST", body={"notebook": "hang.ipynb", "parameters": {"seconds": 5}}
+    )
+    posted_at = time.time()
+    readings: list[tuple[float, float]] = []
+    # only /api/status is asked from here on: any other API request would count as activity itself
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        readings.append((time.time(), await last_activity(jp_fetch)))
+        quiet_for = readings[-1][0] - readings[-1][1]
+        if readings[-1][1] > posted_at + 3 and quiet_for > 3:
+            break
+        await asyncio.sleep(0.25)
+    record = await wait_final(jp_fetch, posted["id"])
+    assert record["state"] == "succeeded"
+    during = [activity for seen, activity in readings if seen < record["finished_at"]]
+    assert max(during) > posted_at + 3, "the running job did not count as activity"
+    # once it ended nothing more is reported: the last activity is from while it ran
+    assert readings[-1][1] <= record["finished_at"] + 1 and readings[-1][0] - readings[-1][1] > 3
+
+
+def test_runs_dir_of_expands_home_and_a_username_safe_in_a_path():
+    assert runs_dir_of("~/promote/{username}", "ana") == os.path.expanduser("~/promote/ana")
+    assert runs_dir_of("/srv/runs/{username}", "../../etc") == "/srv/runs/-..-etc"
+    assert runs_dir_of("/srv/runs/{username}", "ana@example.org") == "/srv/runs/ana@example.org"
+    assert runs_dir_of("/srv/runs", "ana") == "/srv/runs"
+    assert runs_dir_of("/srv/{username}", "") == f"/srv/{login_name()}"
+
+
+def test_the_cli_records_its_user_and_fills_username_in_runs_dir(cli, tmp_path):
+    runs = tmp_path / "mine" / "{username}"
+    result = cli("run", str(NOTEBOOKS / "success.ipynb"), f"--PromoteSettings.runs_dir={runs}",
+                 env={"JUPYTER_PROMOTE_RUNS_DIR": ""})  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    [run_dir] = (tmp_path / "mine" / login_name()).iterdir()
+    assert job(run_dir)["owner"] == login_name()
+    status = cli("status", f"--PromoteSettings.runs_dir={runs}", env={"JUPYTER_PROMOTE_RUNS_DIR": ""})
+    assert job(run_dir)["id"] in status.stdout
+
+
+MOUNTINFO = """\
+22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/vda1 rw
+40 22 0:35 / /home rw,relatime shared:20 - nfs4 filer:/export/home rw,vers=4.2
+41 40 0:36 / /home/ana/scratch\\040space rw,relatime - ext4 /dev/vdb1 rw
+"""
+
+
+def test_a_network_filesystem_is_recognised_by_the_mount_a_path_is_under():
+    assert filesystem_of("/home/ana/.local/share/jupyter", MOUNTINFO) == "nfs4"
+    assert filesystem_of("/home/ana/scratch space/jobs", MOUNTINFO) == "ext4"
+    assert filesystem_of("/var/lib", MOUNTINFO) == "ext4"
+    assert "nfs4" in NETWORK_FILESYSTEMS and "ext4" not in NETWORK_FILESYSTEMS
+    assert filesystem_of(os.getcwd()) not in NETWORK_FILESYSTEMS  # this machine's own disk, read for real
+
+
+def test_without_wal_the_store_uses_its_rollback_journal_and_keeps_every_job(tmp_path):
+    from jupyter_promote.models import JobRecord
+
+    path = str(tmp_path / "jobs.sqlite")
+    store = JobStore(path, wal=False)
+    store.put_job(JobRecord(id="abc123def456", notebook="/n.ipynb", target="local", kernel="python3"), None)
+    store.add_events("abc123def456", [{"seq": 1, "type": "status", "state": "running", "ts": 1.0}])
+    store.close()
+    with sqlite3.connect(path) as db:
+        assert db.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+    again = JobStore(path, wal=False)
+    assert again.get_job("abc123def456") is not None
+    again.close()
