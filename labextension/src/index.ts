@@ -1,5 +1,5 @@
 import { ILayoutRestorer, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
-import { ICommandPalette, Notification, ToolbarButton } from '@jupyterlab/apputils';
+import { Dialog, ICommandPalette, Notification, showDialog, ToolbarButton } from '@jupyterlab/apputils';
 import { IFileBrowserFactory } from '@jupyterlab/filebrowser';
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
@@ -51,6 +51,34 @@ const plugin: JupyterFrontEndPlugin<void> = {
       cancel: async id => {
         await service.cancel(id).catch(reportError(trans, trans.__('cancel job %1', id)));
         await model.catchUp(id);
+      },
+      remove: async id => {
+        const name = model.get(id)?.record.notebook.split('/').pop() ?? id;
+        const answer = await showDialog({
+          title: trans.__('Delete job %1?', id),
+          body: trans.__(
+            'The job of %1, its events, logs, output notebook and every file it wrote are deleted. This cannot be undone.',
+            name
+          ),
+          buttons: [
+            Dialog.cancelButton(),
+            Dialog.warnButton({ label: trans.__('Delete'), ariaLabel: trans.__('Delete') })
+          ]
+        });
+        if (!answer.button.accept) {
+          return false;
+        }
+        try {
+          await service.remove(id);
+        } catch (error) {
+          if (!(error instanceof PromoteRequestError && error.status === 404)) {
+            reportError(trans, trans.__('delete job %1', id))(error);
+            return false;
+          } // already gone (deleted from another tab or the CLI): forget it here too
+        }
+        model.forget(id);
+        Notification.info(trans.__('Deleted job %1 (%2)', id, name), { autoClose: 4000 });
+        return true;
       },
       rerun: async id => {
         const again = await service.rerun(id).catch(reportError(trans, trans.__('rerun job %1', id)));

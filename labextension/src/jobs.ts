@@ -107,6 +107,14 @@ export class JobsModel implements IDisposable {
     return adding;
   }
 
+  /** Forget a job the server no longer has (deleted): it leaves the list at once. */
+  forget(id: string): void {
+    if (this._views.delete(id)) {
+      this._heardAt.delete(id);
+      this._changed.emit(null);
+    }
+  }
+
   dispose(): void {
     if (this._disposed) {
       return;

@@ -10,6 +10,7 @@ import {
   IFreezePreview,
   IFreezeRequest,
   IJobDetail,
+  INotifications,
   IPromoteRequest,
   IPromoteResponse,
   ISweepSummary,
@@ -77,6 +78,16 @@ export class PromoteService {
 
   cancel(id: string): Promise<{ id: string; state: string }> {
     return this.call(`jobs/${id}`, { method: 'DELETE' });
+  }
+
+  /** Delete a finished job: its record, events and run directory (the server refuses a live job: 409). */
+  async remove(id: string): Promise<void> {
+    await this.call(`jobs/${encodeURIComponent(id)}?purge=true`, { method: 'DELETE' });
+  }
+
+  /** The notification destinations a job may name (names and kinds only), and those notified by default. */
+  notifications(): Promise<INotifications> {
+    return this.call('notifications');
   }
 
   rerun(id: string): Promise<{ id: string }> {

@@ -109,6 +109,23 @@ export interface IPromoteRequest {
   seeds?: number[];
   /** "cpu", "cpu:N", "memory", "memory:SIZE" or "gpu": the job alone and beside that stress workload. */
   contention?: string;
+  /** The notification destinations to tell (their names); [] = nobody; omitted = the server's defaults. */
+  notify?: string[];
+}
+
+/** One notification destination, as `GET notifications` describes it (never its URL or addresses). */
+export interface INotifyDestination {
+  name: string;
+  /** webhook, slack, teams or email */
+  kind: string;
+  /** What it is told of: succeeded, failed, parity_failed, cancelled, alert. */
+  on: string[];
+}
+
+/** `GET notifications`: the destinations a job may name, and those a job names when it names none. */
+export interface INotifications {
+  destinations: INotifyDestination[];
+  defaults: string[];
 }
 
 /** The answer of `POST jobs`: the job, or for a group (sweep, replicas/seeds, contention) its first job and all. */

@@ -14,7 +14,7 @@ function serviceAnswering(answer: (url: string, init: RequestInit) => Response):
     token: '',
     fetch: (async (request: Request) => {
       const init = { method: request.method, body: request.method === 'GET' ? undefined : await request.text() };
-      sent.push({ url: request.url.replace(/\?\d+$/, ''), init }); // less makeRequest's cache buster
+      sent.push({ url: request.url.replace(/[?&]\d+$/, ''), init }); // less makeRequest's cache buster
       return answer(request.url, init);
     }) as typeof fetch
   });
@@ -33,6 +33,33 @@ describe('PromoteService', () => {
       { notebook: 'nb.ipynb', gpus: 0 }
     ]);
     expect(sent[0].url).toBe('http://localhost:8888/lab-base/jupyter-promote/freeze');
+  });
+
+  it('deletes a finished job with its files, and reads the notification destinations', async () => {
+    const { service, sent } = serviceAnswering((url, init) =>
+      init.method === 'DELETE'
+        ? new Response(null, { status: 204 })
+        : new Response(
+            JSON.stringify({ destinations: [{ name: 'team', kind: 'slack', on: ['failed'] }], defaults: [] })
+          )
+    );
+    await service.remove('ab12');
+    expect(sent[0]).toMatchObject({
+      url: 'http://localhost:8888/lab-base/jupyter-promote/jobs/ab12?purge=true',
+      init: { method: 'DELETE' }
+    });
+    expect(await service.notifications()).toEqual({
+      destinations: [{ name: 'team', kind: 'slack', on: ['failed'] }],
+      defaults: []
+    });
+    expect(sent[1].url).toBe('http://localhost:8888/lab-base/jupyter-promote/notifications');
+  });
+
+  it('refuses to delete a live job as the server does (409)', async () => {
+    const { service } = serviceAnswering(
+      () => new Response(JSON.stringify({ message: 'job ab12 is running: cancel it first' }), { status: 409 })
+    );
+    await expect(service.remove('ab12')).rejects.toMatchObject({ status: 409, name: 'PromoteRequestError' });
   });
 
   it("builds an artifact's address under the server's base URL", () => {

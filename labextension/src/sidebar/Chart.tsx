@@ -1,6 +1,8 @@
 import * as React from 'react';
 import uPlot from 'uplot';
 
+import { chartOrigin, ELAPSED_INCREMENTS, elapsedRange, elapsedTickLabels, formatElapsed, toElapsed } from '../elapsed';
+import { useTranslation } from '../i18n';
 import { IPoint } from '../model';
 
 export interface IChartSeries {
@@ -20,7 +22,7 @@ function cssVar(name: string, fallback: string): string {
   return getComputedStyle(document.body).getPropertyValue(name).trim() || fallback;
 }
 
-/** Align series on one time axis (uPlot's data layout), filling gaps with null. */
+/** Align series on one x axis (uPlot's data layout), filling gaps with null. */
 function aligned(series: IChartSeries[]): uPlot.AlignedData {
   const times = Array.from(new Set(series.flatMap(s => s.points.map(p => p.t)))).sort((a, b) => a - b);
   const index = new Map(times.map((t, i) => [t, i]));
@@ -45,15 +47,34 @@ function useThemeName(): string | undefined {
   return name;
 }
 
-/** A small time-series chart (uPlot: 50 kB, canvas), themed from JupyterLab's CSS variables. */
-export function Chart(props: { title: string; series: IChartSeries[]; unit?: string; scale?: number }): JSX.Element {
+/**
+ * A small chart of series over the time elapsed since the job started (uPlot: 50 kB, canvas), themed
+ * from JupyterLab's CSS variables. The x axis is seconds since `startedAt` (the first point's time
+ * when the job has none), its ticks written in s, min, h or d as its span calls for: never dates.
+ */
+export function Chart(props: {
+  title: string;
+  series: IChartSeries[];
+  /** The job's start, unix seconds (its record's `started_at`). */
+  startedAt?: number | null;
+  unit?: string;
+  scale?: number;
+}): JSX.Element {
+  const trans = useTranslation();
   const host = React.useRef<HTMLDivElement>(null);
   const theme = useThemeName();
   const plot = React.useRef<uPlot | null>(null);
   const labels = props.series.map(s => s.label).join('\u0000');
   const scale = props.scale ?? 1;
+  const origin = chartOrigin(
+    props.startedAt,
+    props.series.map(s => s.points)
+  );
   const data = aligned(
-    props.series.map(s => ({ label: s.label, points: s.points.map(p => ({ t: p.t, v: p.v / scale })) }))
+    props.series.map(s => ({
+      label: s.label,
+      points: toElapsed(s.points, origin).map(p => ({ t: p.t, v: p.v / scale }))
+    }))
   );
 
   React.useEffect(() => {
@@ -68,14 +89,32 @@ export function Chart(props: { title: string; series: IChartSeries[]; unit?: str
       height: 120,
       legend: { show: props.series.length > 1 },
       cursor: { drag: { x: false, y: false } },
-      axes: [axis, { ...axis, size: 45 }],
+      // x: seconds since the job started, not a unix time (uPlot's default would label it with dates)
+      scales: { x: { time: false, range: (_u, min, max) => elapsedRange(min, max) } },
+      axes: [
+        {
+          ...axis,
+          incrs: ELAPSED_INCREMENTS as number[],
+          space: 40,
+          size: 32, // one line of labels: the rest of the height is the plot's
+          values: (u, ticks) => {
+            const text = elapsedTickLabels(ticks, (u.scales.x.max ?? 0) - (u.scales.x.min ?? 0));
+            // the canvas's tick labels, readable outside it (the UI tests read them)
+            host.current?.setAttribute('data-x-ticks', text.join(' | '));
+            return text;
+          }
+        },
+        { ...axis, size: 45, space: 20 } // a few values even on a short plot
+      ],
       series: [
-        {},
+        { label: trans.__('elapsed'), value: (_u, t) => (t === null ? '' : formatElapsed(t)) },
         ...props.series.map((s, i) => ({
           label: s.label,
           stroke: cssVar(COLOURS[i % COLOURS.length], '#1976d2'),
           width: 1.5,
-          spanGaps: true
+          spanGaps: true,
+          // a dot per sample while they are few and far apart (one sample is a dot, not nothing)
+          points: { size: 5, space: 10 }
         }))
       ]
     };

@@ -11,6 +11,8 @@ import { Chart } from './Chart';
 /** What the detail view asks of the application (kept out of the view so it stays a plain component). */
 export interface IJobActions {
   cancel(id: string): Promise<void>;
+  /** Delete a finished job (record, events, run directory) once the person confirms; whether it was deleted. */
+  remove(id: string): Promise<boolean>;
   rerun(id: string): Promise<void>;
   openOutput(detail: IJobDetail): Promise<void>;
   /** Save one of the job's artifacts (a failure is the application's to show). */
@@ -56,6 +58,34 @@ function useLog(model: JobsModel, id: string, stream: 'job' | 'build', live: boo
     };
   }, [id, stream, live]);
   return text;
+}
+
+/**
+ * A log tail in a box of its own height that scrolls (the job's controls stay where they are), and
+ * follows what is appended while the reader is at its end; scrolled up, it stays where they put it.
+ */
+function LogTail(props: { text: string; label: string }): JSX.Element {
+  const box = React.useRef<HTMLPreElement>(null);
+  const following = React.useRef(true);
+  React.useLayoutEffect(() => {
+    if (box.current && following.current) {
+      box.current.scrollTop = box.current.scrollHeight;
+    }
+  }, [props.text]);
+  return (
+    <pre
+      ref={box}
+      className="jp-Promote-log"
+      tabIndex={0}
+      aria-label={props.label}
+      onScroll={e => {
+        const el = e.currentTarget;
+        following.current = el.scrollTop + el.clientHeight >= el.scrollHeight - 8;
+      }}
+    >
+      {props.text}
+    </pre>
+  );
 }
 
 function EnvironmentTable(props: {
@@ -158,45 +188,65 @@ export function JobDetail(props: {
   const gpuSeries = Object.entries(view.series.gpuMemory).map(([label, points]) => ({ label, points }));
   const parity = detail?.parity ?? view.record.parity;
   const stepsPerS = trans.__('steps/s');
+  const startedAt = view.startedAt ?? view.record.started_at;
 
   return (
     <div className="jp-Promote-detail" data-job={view.id}>
-      <div className="jp-Promote-detailHeader">
-        <button
-          className="jp-Button jp-mod-minimal"
-          onClick={props.onBack}
-          aria-label={trans.__('Back to the job list')}
-        >
-          {trans.__('← Jobs')}
-        </button>
-        <span className={`jp-Promote-badge jp-Promote-state-${view.state}`} data-state={view.state}>
-          {view.state}
-        </span>
-        {view.reason && view.state !== 'succeeded' && <span className="jp-Promote-reason">{view.reason}</span>}
-      </div>
-      <h3 className="jp-Promote-title">{view.record.notebook.split('/').pop()}</h3>
-      <div className="jp-Promote-muted">
-        {view.record.target} · {view.id}
-        {view.message ? ` · ${view.message}` : ''}
-      </div>
-      <div className="jp-Promote-actions">
-        <button
-          className="jp-Button jp-mod-styled jp-mod-warn"
-          disabled={!live || busy}
-          onClick={act(() => actions.cancel(view.id))}
-        >
-          {trans.__('Cancel')}
-        </button>
-        <button className="jp-Button jp-mod-styled" disabled={busy} onClick={act(() => actions.rerun(view.id))}>
-          {trans.__('Rerun')}
-        </button>
-        <button
-          className="jp-Button jp-mod-styled"
-          disabled={busy || detail === null || view.state === 'pending'}
-          onClick={act(() => actions.openOutput(detail!))}
-        >
-          {trans.__('Open output')}
-        </button>
+      {/* who the job is and what can be done with it: kept in view while the rest scrolls */}
+      <div className="jp-Promote-detailTop">
+        <div className="jp-Promote-detailHeader">
+          <button
+            className="jp-Button jp-mod-minimal"
+            onClick={props.onBack}
+            aria-label={trans.__('Back to the job list')}
+          >
+            {trans.__('← Jobs')}
+          </button>
+          <span className={`jp-Promote-badge jp-Promote-state-${view.state}`} data-state={view.state}>
+            {view.state}
+          </span>
+          {view.reason && view.state !== 'succeeded' && <span className="jp-Promote-reason">{view.reason}</span>}
+        </div>
+        <h3 className="jp-Promote-title">{view.record.notebook.split('/').pop()}</h3>
+        <div className="jp-Promote-muted">
+          {view.record.target} · {view.id}
+          {view.message ? ` · ${view.message}` : ''}
+        </div>
+        <div className="jp-Promote-actions">
+          {live && (
+            <button
+              className="jp-Button jp-mod-styled jp-mod-warn"
+              disabled={busy}
+              onClick={act(() => actions.cancel(view.id))}
+            >
+              {trans.__('Cancel')}
+            </button>
+          )}
+          <button className="jp-Button jp-mod-styled" disabled={busy} onClick={act(() => actions.rerun(view.id))}>
+            {trans.__('Rerun')}
+          </button>
+          <button
+            className="jp-Button jp-mod-styled"
+            disabled={busy || detail === null || view.state === 'pending'}
+            onClick={act(() => actions.openOutput(detail!))}
+          >
+            {trans.__('Open output')}
+          </button>
+          {!live && (
+            <button
+              className="jp-Button jp-mod-styled jp-mod-warn"
+              disabled={busy}
+              title={trans.__('Delete this job: its record, events and run directory')}
+              onClick={act(async () => {
+                if (await actions.remove(view.id)) {
+                  props.onBack();
+                }
+              })}
+            >
+              {trans.__('Delete')}
+            </button>
+          )}
+        </div>
       </div>
 
       <section aria-label={trans.__('Stages')}>
@@ -241,10 +291,23 @@ export function JobDetail(props: {
 
       <section aria-label={trans.__('Charts')}>
         <h4>{trans.__('Charts')}</h4>
-        <Chart title={stepsPerS} series={[{ label: stepsPerS, points: view.series.stepsPerS }]} unit={stepsPerS} />
-        {metricSeries.length > 0 && <Chart title={trans.__('reported metrics')} series={metricSeries} />}
+        <Chart
+          title={stepsPerS}
+          series={[{ label: stepsPerS, points: view.series.stepsPerS }]}
+          startedAt={startedAt}
+          unit={stepsPerS}
+        />
+        {metricSeries.length > 0 && (
+          <Chart title={trans.__('reported metrics')} series={metricSeries} startedAt={startedAt} />
+        )}
         {gpuSeries.length > 0 && (
-          <Chart title={trans.__('GPU memory (GiB)')} series={gpuSeries} unit="GiB" scale={2 ** 30} />
+          <Chart
+            title={trans.__('GPU memory (GiB)')}
+            series={gpuSeries}
+            startedAt={startedAt}
+            unit="GiB"
+            scale={2 ** 30}
+          />
         )}
       </section>
 
@@ -275,15 +338,11 @@ export function JobDetail(props: {
 
       <section aria-label={trans.__('Log')}>
         <h4>{trans.__('Log')}</h4>
-        <pre className="jp-Promote-log" tabIndex={0} aria-label={trans.__('Job log')}>
-          {jobLog || trans.__('(nothing yet)')}
-        </pre>
+        <LogTail text={jobLog || trans.__('(nothing yet)')} label={trans.__('Job log')} />
         {buildLog && (
           <details>
             <summary>{trans.__('Image build log')}</summary>
-            <pre className="jp-Promote-log" tabIndex={0} aria-label={trans.__('Build log')}>
-              {buildLog}
-            </pre>
+            <LogTail text={buildLog} label={trans.__('Build log')} />
           </details>
         )}
       </section>
