@@ -3,12 +3,20 @@ import { TranslationBundle } from '@jupyterlab/translation';
 import { ReactWidget } from '@jupyterlab/ui-components';
 import * as React from 'react';
 
-import { ContentionKind, emptyForm, IPromoteForm, kernelChoice, kernelOptions, requestedGpus } from './form';
+import {
+  ContentionKind,
+  emptyForm,
+  IPromoteForm,
+  kernelChoice,
+  kernelOptions,
+  notifyChoice,
+  requestedGpus
+} from './form';
 import { TranslationContext, useTranslation } from './i18n';
 import { parameterText } from './model';
 import { EnvironmentCard, PreflightChecks, usePreview } from './preview';
 import { PromoteService } from './service';
-import { IFreezePreview, IParameter, ITarget } from './tokens';
+import { IFreezePreview, INotifyDestination, IParameter, ITarget } from './tokens';
 
 /** What the dialog returns: the form, and what the server said of the notebook (its parameters, its own kernel). */
 export interface IPromoteChoice {
@@ -55,6 +63,7 @@ function PromoteFormView(props: IFormProps): JSX.Element {
   const [form, setForm] = React.useState<IPromoteForm>(props.initial.form);
   const [targets, setTargets] = React.useState<ITarget[] | null>(null);
   const [problem, setProblem] = React.useState<string | null>(null);
+  const [destinations, setDestinations] = React.useState<INotifyDestination[]>([]);
   const initial = { preview: props.initial.preview, own: props.initial.ownKernel };
   const previewed = usePreview(props.service, props.notebook, form.kernel, requestedGpus(form), initial);
   const { preview, own, loading } = previewed;
@@ -72,6 +81,13 @@ function PromoteFormView(props: IFormProps): JSX.Element {
         );
       })
       .catch(e => setProblem(trans.__('targets: %1', e.message)));
+    props.service
+      .notifications()
+      .then(offered => {
+        setDestinations(offered.destinations);
+        setForm(f => ({ ...f, notify: notifyChoice(f.notify, offered) }));
+      })
+      .catch(e => setProblem(trans.__('notification destinations: %1', e.message)));
   }, []);
   React.useEffect(() => {
     if (preview) {
@@ -218,6 +234,33 @@ function PromoteFormView(props: IFormProps): JSX.Element {
         </label>
         <FieldError errors={errors} field="deterministic" />
       </fieldset>
+
+      {destinations.length > 0 && (
+        <fieldset className="jp-Promote-notify">
+          <legend>{trans.__('Notify')}</legend>
+          {destinations.map(d => (
+            <label key={d.name} className="jp-Promote-checkbox" title={trans.__('told of: %1', d.on.join(', '))}>
+              <input
+                type="checkbox"
+                aria-label={trans.__('Notify %1', d.name)}
+                data-destination={d.name}
+                checked={form.notify?.includes(d.name) ?? false}
+                onChange={e => {
+                  const ticked = new Set(form.notify ?? []);
+                  if (e.target.checked) {
+                    ticked.add(d.name);
+                  } else {
+                    ticked.delete(d.name);
+                  }
+                  update({ notify: destinations.map(x => x.name).filter(name => ticked.has(name)) });
+                }}
+              />
+              {d.name} <span className="jp-Promote-muted">{d.kind}</span>
+            </label>
+          ))}
+          <FieldError errors={errors} field="notify" />
+        </fieldset>
+      )}
 
       <fieldset>
         <legend>{trans.__('Sweep (optional)')}</legend>

@@ -4,7 +4,7 @@
  */
 
 import { parseParameter } from './model';
-import { IKernelSpec, IParameter, IPromoteRequest } from './tokens';
+import { IKernelSpec, INotifications, IParameter, IPromoteRequest } from './tokens';
 
 export interface IPromoteForm {
   target: string;
@@ -25,6 +25,11 @@ export interface IPromoteForm {
   seeds: string;
   /** Run the job alone and beside a stress workload: its kind ('' = no contention test) and amount. */
   contention: { kind: ContentionKind; amount: string };
+  /**
+   * The notification destinations ticked (their names; [] = notify nobody); null while the server has
+   * offered none (then nothing is sent and its defaults apply).
+   */
+  notify: string[] | null;
 }
 
 /** The stress workloads of a contention test ('' = none). */
@@ -42,7 +47,8 @@ export function emptyForm(target: string): IPromoteForm {
     maxParallel: '',
     replicas: '',
     seeds: '',
-    contention: { kind: '', amount: '' }
+    contention: { kind: '', amount: '' },
+    notify: null
   };
 }
 
@@ -229,7 +235,22 @@ export function toRequest(notebook: string, form: IPromoteForm, parameters: IPar
       throw new FieldError(field, `${field} cannot be combined with a contention test`);
     }
   }
+  if (form.notify !== null) {
+    request.notify = [...form.notify]; // always explicit once destinations are offered: [] is "nobody"
+  }
   return request;
+}
+
+/**
+ * The destinations ticked once the server has said which there are: what was ticked already (a
+ * dialog opened again after an error), else its defaults; only names it offers; null when it offers none.
+ */
+export function notifyChoice(ticked: string[] | null, offered: INotifications): string[] | null {
+  const names = offered.destinations.map(d => d.name);
+  if (names.length === 0) {
+    return null;
+  }
+  return (ticked ?? offered.defaults).filter(name => names.includes(name));
 }
 
 /** The form's `kernel` for a kernelspec picked in the dialog: '' when it is the notebook's own (sent only when it differs). */
@@ -279,7 +300,8 @@ export const FORM_FIELDS: readonly string[] = [
   'max_parallel',
   'replicas',
   'seeds',
-  'contention'
+  'contention',
+  'notify'
 ];
 
 /**

@@ -3,6 +3,7 @@ import {
   FORM_FIELDS,
   emptyForm,
   formFieldOf,
+  notifyChoice,
   parseContention,
   parseSeeds,
   parseSweep,
@@ -229,6 +230,32 @@ describe('the Promote form', () => {
       resources: { cpus: 2, memory: '4G', time: '1h' },
       monitor: { nan_action: 'alert', stall_timeout_s: 30 }
     });
+  });
+
+  it('sends the notification destinations ticked, [] for nobody, nothing when none are offered', () => {
+    const offered = {
+      destinations: [
+        { name: 'team', kind: 'slack', on: ['failed'] },
+        { name: 'hook', kind: 'webhook', on: ['succeeded', 'failed'] }
+      ],
+      defaults: ['hook', 'gone']
+    };
+    // the dialog opens with the server's defaults ticked (only those it offers)
+    const form = emptyForm('local');
+    expect(form.notify).toBeNull();
+    form.notify = notifyChoice(form.notify, offered);
+    expect(form.notify).toEqual(['hook']);
+    expect(toRequest('t.ipynb', form, PARAMETERS)).toEqual({ notebook: 't.ipynb', target: 'local', notify: ['hook'] });
+    // everything unticked is "notify nobody", sent as such
+    form.notify = [];
+    expect(toRequest('t.ipynb', form, PARAMETERS).notify).toEqual([]);
+    // reopened after an error: what was ticked stays ticked
+    expect(notifyChoice(['team'], offered)).toEqual(['team']);
+    expect(notifyChoice([], offered)).toEqual([]);
+    // no destinations configured: no choice, and no `notify` (the server's defaults apply)
+    expect(notifyChoice(null, { destinations: [], defaults: ['hook'] })).toBeNull();
+    expect('notify' in toRequest('t.ipynb', emptyForm('local'), PARAMETERS)).toBe(false);
+    expect(FORM_FIELDS).toContain(formFieldOf('notify'));
   });
 
   it('names the field of a value it cannot send', () => {
