@@ -1,6 +1,7 @@
 /**
  * jupyter-promote in a real JupyterLab, in a real browser: promote from the button, watch the job in
- * the sidebar, a NaN alert, cancel, a reload mid-run, and a server error shown beside its field.
+ * the sidebar, a NaN alert, cancel, a reload mid-run, a server error shown beside its field, charts over
+ * the time elapsed, deleting a finished job, and the notification destinations of the dialog.
  * Jobs run for real on the local target (a papermill run with the injected monitor).
  */
 import { expect, galata, IJupyterLabPageFixture, test } from '@jupyterlab/galata';
@@ -8,6 +9,8 @@ import * as path from 'path';
 
 const NOTEBOOKS = path.resolve(__dirname, '..', 'notebooks');
 const ARTIFACTS = path.resolve(__dirname, '..', 'artifacts');
+/** The screenshots the documentation shows (committed): the dialog and the sidebar's job detail. */
+const DOC_IMAGES = path.resolve(__dirname, '..', '..', 'docs', 'images');
 
 test.use({ autoGoto: true });
 
@@ -26,20 +29,35 @@ async function dialogReady(page: IJupyterLabPageFixture) {
   return dialog;
 }
 
+/** Open the Promote dialog from the file browser's context menu; the dialog, once ready. */
+async function openDialogFromBrowser(page: IJupyterLabPageFixture, name: string) {
+  await page.locator(`.jp-DirListing-item[title^="Name: ${name}"]`).click({ button: 'right' });
+  await page.locator('.lm-Menu-item:has-text("Promote to cluster")').click();
+  return dialogReady(page);
+}
+
 /** Promote a notebook from the file browser's context menu, with some parameters changed. */
 async function promoteFromBrowser(
   page: IJupyterLabPageFixture,
   name: string,
   parameters: Record<string, string> = {}
 ): Promise<string> {
-  await page.locator(`.jp-DirListing-item[title^="Name: ${name}"]`).click({ button: 'right' });
-  await page.locator('.lm-Menu-item:has-text("Promote to cluster")').click();
-  const dialog = await dialogReady(page);
+  const dialog = await openDialogFromBrowser(page, name);
   for (const [parameter, value] of Object.entries(parameters)) {
     await dialog.locator(`input[data-parameter="${parameter}"]`).fill(value);
   }
   await dialog.locator('.jp-Dialog-button.jp-mod-accept').click();
   return jobOnDetail(page);
+}
+
+/** A job's record, as `GET /jupyter-promote/jobs/{id}` answers it (null: the server has no such job). */
+async function jobRecord(page: IJupyterLabPageFixture, id: string): Promise<Record<string, unknown> | null> {
+  const response = await page.request.get(new URL(`/jupyter-promote/jobs/${id}`, page.url()).href);
+  if (response.status() === 404) {
+    return null;
+  }
+  expect(response.ok()).toBe(true);
+  return response.json();
 }
 
 /** The id of the job the sidebar's detail view shows. */
@@ -141,7 +159,8 @@ test('cancel a running job', async ({ page, tmpPath }) => {
   await expect(page.locator('.jp-Promote-log[aria-label="Job log"]')).toContainText('working');
   await page.locator('.jp-Promote-actions button:has-text("Cancel")').click();
   await expect(badge(page)).toHaveAttribute('data-state', 'cancelled');
-  await expect(page.locator('.jp-Promote-actions button:has-text("Cancel")')).toBeDisabled();
+  await expect(page.locator('.jp-Promote-actions button:has-text("Cancel")')).toHaveCount(0); // ended: no Cancel
+  await expect(page.locator('.jp-Promote-actions button:has-text("Delete")')).toBeVisible();
   // rerun: the same request as a new job, shown at once, which runs (and is cancelled in turn)
   const first = await jobOnDetail(page);
   await page.locator('.jp-Promote-actions button:has-text("Rerun")').click();
@@ -191,4 +210,89 @@ test('the showFinished setting hides finished jobs from the list', async ({ page
   } finally {
     await setShowFinished(true);
   }
+});
+
+test('a finished job: charts over the time elapsed, a log that scrolls, no Cancel, Delete', async ({
+  page,
+  tmpPath
+}) => {
+  await upload(page, tmpPath, 'chatty.ipynb'); // about 9 s of training, one log line per step
+  const id = await promoteFromBrowser(page, 'chatty.ipynb');
+  await expect(page.locator('.jp-Promote-actions button:has-text("Delete")')).toHaveCount(0); // live: no Delete
+  await expect(badge(page)).toHaveAttribute('data-state', 'succeeded', { timeout: 120000 });
+  expect((await jobRecord(page, id))!.notify).toEqual(['hook']); // the dialog's default, ticked
+
+  // the x axes count seconds since the job started, never dates (uPlot's default read them as years)
+  for (const chart of ['steps/s', 'reported metrics']) {
+    const axis = page.locator(`.jp-Promote-chart[aria-label="${chart}"] [data-x-ticks]`);
+    await expect(axis).toHaveAttribute('data-x-ticks', /\d s/);
+    const ticks = (await axis.getAttribute('data-x-ticks'))!.split(' | ');
+    expect(ticks.length).toBeGreaterThan(1);
+    for (const tick of ticks) {
+      expect(tick).toMatch(/^\d+(\.\d+)? s$/);
+    }
+  }
+
+  const actions = page.locator('.jp-Promote-actions');
+  await expect(actions.locator('button:has-text("Cancel")')).toHaveCount(0);
+  await expect(actions.locator('button:has-text("Delete")')).toBeVisible();
+
+  // a long log scrolls in its own box, at its end; the panel scrolled down, the controls stay in view
+  const log = page.locator('.jp-Promote-log[aria-label="Job log"]');
+  await expect(log).toContainText('step  599');
+  const box = await log.evaluate(el => ({
+    overflow: getComputedStyle(el).overflowY,
+    scrollHeight: el.scrollHeight,
+    clientHeight: el.clientHeight,
+    scrollTop: el.scrollTop
+  }));
+  expect(box.overflow).toBe('auto');
+  expect(box.clientHeight).toBeLessThanOrEqual(240 + 8); // max-height, and the padding
+  expect(box.scrollHeight).toBeGreaterThan(2 * box.clientHeight);
+  expect(box.scrollTop + box.clientHeight).toBeGreaterThanOrEqual(box.scrollHeight - 8);
+  const panel = page.locator('.jp-Promote-panel');
+  await panel.evaluate(el => (el.scrollTop = el.scrollHeight));
+  await expect(actions.locator('button:has-text("Delete")')).toBeInViewport();
+  await panel.evaluate(el => (el.scrollTop = 0));
+  await panel.screenshot({ path: path.join(DOC_IMAGES, 'sidebar.png'), style: '.Toastify { display: none; }' });
+
+  // Delete asks first: declined, nothing happens
+  await actions.locator('button:has-text("Delete")').click();
+  let confirm = page.locator('.jp-Dialog');
+  await expect(confirm).toContainText(`Delete job ${id}?`);
+  await confirm.locator('.jp-Dialog-button.jp-mod-reject').click();
+  await expect(page.locator('.jp-Promote-detail')).toHaveAttribute('data-job', id);
+  expect(await jobRecord(page, id)).not.toBeNull();
+  // confirmed: the job leaves the list, and the server has it no more
+  await actions.locator('button:has-text("Delete")').click();
+  confirm = page.locator('.jp-Dialog');
+  await confirm.locator('.jp-Dialog-button.jp-mod-accept:has-text("Delete")').click();
+  await expect(page.locator('.jp-Promote-list')).toBeVisible();
+  await expect(page.locator(`.jp-Promote-job[data-job="${id}"]`)).toHaveCount(0);
+  expect(await jobRecord(page, id)).toBeNull();
+});
+
+test('the dialog offers the notification destinations; unticked, the job notifies nobody', async ({
+  page,
+  tmpPath
+}) => {
+  await upload(page, tmpPath, 'train.ipynb');
+  const dialog = await openDialogFromBrowser(page, 'train.ipynb');
+  const notify = dialog.locator('.jp-Promote-notify');
+  await expect(notify).toContainText('hook');
+  await expect(notify).toContainText('webhook');
+  const hook = notify.locator('input[data-destination="hook"]');
+  await expect(hook).toBeChecked(); // c.Notifications.defaults
+  await dialog.locator('input[data-parameter="steps"]').fill('20');
+  // the documentation's picture shows the whole form: JupyterLab caps a dialog at 500 px (the rest scrolls)
+  await page.setViewportSize({ width: 1280, height: 1800 });
+  const content = page.locator('.jp-Dialog-content');
+  await content.evaluate(el => (el.style.maxHeight = 'none'));
+  await content.screenshot({ path: path.join(DOC_IMAGES, 'dialog.png') });
+  await content.evaluate(el => (el.style.maxHeight = ''));
+  await hook.uncheck();
+  await dialog.locator('.jp-Dialog-button.jp-mod-accept').click();
+  const id = await jobOnDetail(page);
+  expect((await jobRecord(page, id))!.notify).toEqual([]);
+  await expect(badge(page)).toHaveAttribute('data-state', 'succeeded', { timeout: 120000 });
 });
