@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install everything, then run every test: Python (pytest, real kernels and papermill) and the
-# frontend (Jest, browser_check, galata in chromium), against real kernels, a real Docker engine, a real registry, a real Slurm cluster, a real Ray head and a real Kubernetes control plane. Exits non-zero when any test fails.
+# frontend (Jest, browser_check, galata in chromium), against real kernels, a real Docker engine, a real registry, a real Slurm cluster, a real Ray head, a real Kubernetes control plane and a real PostgreSQL server. Exits non-zero when any test fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -14,6 +14,8 @@ bash scripts/ray-up.sh
 # a real Kubernetes control plane (kube-apiserver and kube-controller-manager built from Debian's source,
 # etcd) and one node whose pods run in the Docker engine, in a loopback-only network namespace
 bash scripts/k8s-up.sh
+# a real PostgreSQL server on 127.0.0.1 for the job store's hub configuration (c.PromoteExtension.db_url)
+bash scripts/postgres-up.sh
 # the realistic rig: an unprivileged user with the built wheel in their own venv and their own kernel venv
 bash scripts/rig.sh
 export PATH="$(pwd)/.venv/bin:$PATH"

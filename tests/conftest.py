@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -28,6 +29,40 @@ CORPUS = _corpus()
 BIN = Path(sys.executable).parent
 
 pytest_plugins = ["pytest_jupyter.jupyter_server"]
+
+#: The PostgreSQL server scripts/postgres-up.sh starts (role promote may create databases).
+PG_URL = os.environ.get("PROMOTE_TEST_PG_URL", "postgresql+psycopg://promote:promote@127.0.0.1:5432/promote")
+
+
+@contextlib.contextmanager
+def postgres_database() -> Iterator[str]:
+    """A database of its own on the real PostgreSQL server, dropped afterwards: its URL."""
+    import uuid
+
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.pool import NullPool
+
+    name = "promote_test_" + uuid.uuid4().hex[:10]
+    admin = create_engine(PG_URL, isolation_level="AUTOCOMMIT", poolclass=NullPool)
+    with admin.connect() as connection:
+        connection.execute(text(f'CREATE DATABASE "{name}"'))
+    try:
+        yield make_url(PG_URL).set(database=name).render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as connection:
+            connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """The job store's database: an SQLite file (the default), and a PostgreSQL database (a hub's)."""
+    if request.param == "sqlite":
+        yield str(tmp_path / "store" / "jobs.sqlite")
+    else:
+        with postgres_database() as url:
+            yield url
 
 
 class CLI:

@@ -30,10 +30,10 @@ def _batches(job: str, total: int, rng: random.Random) -> list[list[dict]]:
     return batches
 
 
-def test_events_of_many_jobs_queued_at_once_are_stored_once_and_handed_on_in_order(tmp_path):
+def test_events_of_many_jobs_queued_at_once_are_stored_once_and_handed_on_in_order(store_url):
     # Given a store whose writer thread writes while 30 jobs' batches are queued, interleaved, with replays
     handed: list[Stored] = []
-    store = JobStore(str(tmp_path / "jobs.sqlite"), on_stored=handed.append)
+    store = JobStore(store_url, on_stored=handed.append)
     rng = random.Random(7)
     jobs = {f"job{n:02d}": _batches(f"job{n:02d}", 700, rng) for n in range(30)}
     # When they are queued as the event loop would, poll after poll, and the store closes
@@ -43,7 +43,7 @@ def test_events_of_many_jobs_queued_at_once_are_stored_once_and_handed_on_in_ord
                 store.add_events_soon(job, batches.pop(0))
     store.close()
     # Then every event is stored exactly once and handed on exactly once, in seq order per job
-    store = JobStore(str(tmp_path / "jobs.sqlite"))
+    store = JobStore(store_url)
     for n in range(30):
         job = f"job{n:02d}"
         assert [e["seq"] for e in store.events_after(job, 0)] == list(range(1, 701))
@@ -51,9 +51,9 @@ def test_events_of_many_jobs_queued_at_once_are_stored_once_and_handed_on_in_ord
     store.close()
 
 
-def test_a_write_now_lands_after_what_is_queued(tmp_path):
+def test_a_write_now_lands_after_what_is_queued(store_url):
     # Given a job's running record and its events queued for the writer thread
-    store = JobStore(str(tmp_path / "jobs.sqlite"))
+    store = JobStore(store_url)
     record = JobRecord(id="abcdef123456", notebook="/n.ipynb", target="local", kernel="python3")
     record.state = JobState.RUNNING
     store.add_events_soon(record.id, _events(record.id, 1, 500), record, None)
@@ -67,10 +67,10 @@ def test_a_write_now_lands_after_what_is_queued(tmp_path):
     store.close()
 
 
-def test_the_bus_gets_every_event_once_in_order_in_a_message_per_job_and_run(tmp_path):
+def test_the_bus_gets_every_event_once_in_order_in_a_message_per_job_and_run(store_url):
     # Given a job manager publishing to a bus, with 10 jobs whose events come 5 at a time
     messages: list[tuple[str, list[int]]] = []
-    store = JobStore(str(tmp_path / "jobs.sqlite"))
+    store = JobStore(store_url)
 
     async def scenario() -> None:
         # the manager hands what the store writes to its publish (store.on_stored)

@@ -12,12 +12,12 @@ from conftest import NOTEBOOKS, wait_for
 from live_server import Server
 
 
-def test_restart_resumes_watching_a_running_job(tmp_path):
+def test_restart_resumes_watching_a_running_job(tmp_path, store_url):
     root = tmp_path / "root"
     root.mkdir()
     shutil.copy(NOTEBOOKS / "hang.ipynb", root / "hang.ipynb")
     with open(tmp_path / "server.log", "wb") as log:
-        server = Server(root, tmp_path / "jobs.sqlite", tmp_path / "runs", log)
+        server = Server(root, store_url, tmp_path / "runs", log)
         server.start()
         try:
             job_id = server.call("POST", "jobs", body={"notebook": "hang.ipynb"})["id"]
@@ -45,12 +45,12 @@ def test_restart_resumes_watching_a_running_job(tmp_path):
     assert sys.executable
 
 
-def test_a_second_server_on_the_same_store_leaves_the_first_ones_jobs_alone(tmp_path):
+def test_a_second_server_on_the_same_store_leaves_the_first_ones_jobs_alone(tmp_path, store_url):
     # Given a user's first server with a running job and a sweep task waiting for its slot
     root = tmp_path / "root"
     root.mkdir()
     shutil.copy(NOTEBOOKS / "hang.ipynb", root / "hang.ipynb")
-    store, runs = tmp_path / "jobs.sqlite", tmp_path / "runs"
+    store, runs = store_url, tmp_path / "runs"
     with open(tmp_path / "first.log", "wb") as first_log, open(tmp_path / "second.log", "wb") as second_log:
         first = Server(root, store, runs, first_log)
         second = Server(root, store, runs, second_log)
@@ -85,13 +85,13 @@ def test_a_second_server_on_the_same_store_leaves_the_first_ones_jobs_alone(tmp_
             first.stop()
 
 
-def test_a_server_killed_outright_picks_its_jobs_up_again(tmp_path):
+def test_a_server_killed_outright_picks_its_jobs_up_again(tmp_path, store_url):
     # Given a job running under a server that is then killed with SIGKILL (no shutdown code runs)
     root = tmp_path / "root"
     root.mkdir()
     shutil.copy(NOTEBOOKS / "hang.ipynb", root / "hang.ipynb")
     with open(tmp_path / "server.log", "wb") as log:
-        server = Server(root, tmp_path / "jobs.sqlite", tmp_path / "runs", log)
+        server = Server(root, store_url, tmp_path / "runs", log)
         server.start()
         job_id = server.call("POST", "jobs", body={"notebook": "hang.ipynb", "parameters": {"seconds": 12}})["id"]
         wait_for(lambda: server.call("GET", "jobs", job_id)["state"] == "running", 90, "the job to run")

@@ -35,6 +35,13 @@ class PromoteExtension(ExtensionApp):
         "does not stop a server whose jobs are still running; 0: never.",
     ).tag(config=True)
 
+    db_url = Unicode(
+        "",
+        help="The job store's database as a SQLAlchemy URL, for a hub whose servers share one: "
+        "'postgresql+psycopg://promote@db.example.org/promote' (the password from ~/.pgpass or $PGPASSWORD "
+        "rather than the URL). Empty: the SQLite file store_path.",
+    ).tag(config=True)
+
     def _config_file_name_default(self) -> str:
         """``jupyter_promote_config.{py,json}``: the CLI's file too, so an admin writes each setting once."""
         return "jupyter_promote_config"
@@ -45,13 +52,17 @@ class PromoteExtension(ExtensionApp):
 
     def initialize_settings(self) -> None:
         from ..launch.launcher import Launcher
+        from .lease import lease_for
         from .manager import JobManager
-        from .store import JobStore, ServerLease
+        from .store import JobStore
 
         settings = PromoteSettings(config=self.config)
         self._server.event_logger.register_event_schema(_SCHEMA_FILE)
-        self.store = JobStore(self.store_path, wal=self._store_may_use_wal())
-        self.lease = ServerLease(self.store_path)
+        if self.db_url:
+            self.store = JobStore(self.db_url)
+        else:
+            self.store = JobStore(self.store_path, wal=self._store_may_use_wal())
+        self.lease = lease_for(self.store)
         self.jobs = JobManager(self.store, Launcher(settings, self.config), publish=self._publish, lease=self.lease)
         self.settings.update({"jupyter_promote_settings": settings, "jupyter_promote_jobs": self.jobs})
         # a server embedded in a running loop (tests, some launchers) never calls the start hook

@@ -31,7 +31,8 @@ from ..rundir import RunDir
 from ..runtime.events import EventLog, EventTail
 from ..targets import Target
 from .hooks import StoringHooks
-from .store import JobStore, ServerLease, Stored
+from .lease import Lease
+from .store import JobStore, Stored
 
 log = logging.getLogger("jupyter_promote")
 
@@ -57,7 +58,7 @@ class JobManager:
         store: JobStore,
         launcher: Launcher,
         publish: Callable[[str, list[dict[str, Any]]], None] = lambda job, events: None,
-        lease: ServerLease | None = None,
+        lease: Lease | None = None,
     ) -> None:
         self.store = store
         self.launcher = launcher
@@ -287,10 +288,10 @@ class JobManager:
         ``failed``/``lost`` (the pipeline's own rule); one never submitted fails at once.
         """
         for record, run_dir in self.store.unfinished():
-            owner = self.store.owner(record.id)
-            if self.lease is not None and owner is not None and self.lease.alive(owner):
+            follower = self.store.follower(record.id)
+            if self.lease is not None and follower is not None and self.lease.alive(follower):
                 continue  # another living server follows it (two jupyter labs on one store)
-            if self.lease is not None and not self.store.adopt(record.id, self.lease.id, owner):
+            if self.lease is not None and not self.store.adopt(record.id, self.lease.id, follower):
                 continue  # another server starting at this moment took it over first
             run = RunDir(run_dir) if run_dir else None
             current = run.read() if run is not None and run.exists() else None

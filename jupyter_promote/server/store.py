@@ -1,61 +1,28 @@
-"""The server's durable job store: SQLite (WAL mode; the rollback journal on a network filesystem): jobs,
-state transitions and events by seq.
+"""The server's durable job store, through SQLAlchemy: an SQLite file by default (WAL mode; the rollback
+journal on a network filesystem), or a database server such as PostgreSQL for a hub
+(``c.PromoteExtension.db_url``). Jobs, state transitions and events by seq; the schema is kept by Alembic
+migrations (:mod:`.migrations`), so an upgrade keeps old jobs.
 
 Run directories stay the source of truth for a job's files; the store indexes jobs for the API and keeps
 every event exactly once (primary key ``(job, seq)``), so a restarted server resumes where it stopped.
 
 Followed jobs' events (thousands a second on a cluster) are written off the server's event loop: queued
-(:meth:`JobStore.add_events_soon`, :meth:`JobStore.put_job_soon`) and written by one writer thread, all
-that is queued in one transaction, in the order queued. Every other write first writes what is queued, so
-writes land in the order they were asked for; reads use a connection of their own (WAL: a read never
-waits for a commit). What each write found new is handed, in write order, to ``on_stored``.
+(:meth:`JobStore.add_events_soon`) and written by one writer thread, all that is queued in one transaction,
+in the order queued. Every other write first writes what is queued, so writes land in the order they were
+asked for; reads use a connection of their own (a read never waits for a commit). What each write found new
+is handed, in write order, to ``on_stored``.
 """
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import json
 import os
-import sqlite3
 import threading
 import time
-import uuid
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..models import FINAL_STATES, JobRecord
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS jobs (
-    id TEXT PRIMARY KEY,
-    run_dir TEXT,
-    notebook TEXT NOT NULL,
-    state TEXT NOT NULL,
-    created_at REAL NOT NULL,
-    record TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS jobs_by_state ON jobs (state);
-CREATE INDEX IF NOT EXISTS jobs_by_created ON jobs (created_at);
-CREATE TABLE IF NOT EXISTS events (
-    job TEXT NOT NULL,
-    seq INTEGER NOT NULL,
-    body TEXT NOT NULL,
-    PRIMARY KEY (job, seq)
-);
-CREATE TABLE IF NOT EXISTS owners (
-    job TEXT PRIMARY KEY,
-    server TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS transitions (
-    job TEXT NOT NULL,
-    seq INTEGER NOT NULL,
-    state TEXT NOT NULL,
-    reason TEXT,
-    ts REAL,
-    PRIMARY KEY (job, seq)
-);
-"""
 
 
 def event_text(event: dict[str, Any]) -> str:
@@ -94,43 +61,106 @@ def filesystem_of(path: str, mountinfo: str | None = None) -> str:
 GATHER_S = 0.02
 #: What one store write found new: the job and its new events, in seq order.
 Stored = tuple[str, list[dict[str, Any]]]
+#: Events per INSERT statement (SQLite allows 32766 bound values; three per event).
+_EVENTS_PER_INSERT = 500
 
 
-class JobStore:
-    """Thread-safe access to one SQLite database file.
+def store_url(path_or_url: str) -> str:
+    """A SQLAlchemy URL: ``path_or_url`` as it is when it is one, else the SQLite file at that path."""
+    if "://" in path_or_url:
+        return path_or_url
+    return "sqlite:///" + os.path.abspath(os.path.expanduser(path_or_url))
 
-    Parameters
-    ----------
-    path
-        The database file (created, readable by its owner alone).
-    on_stored
-        Called with the new events of every :meth:`add_events` and :meth:`add_events_soon`, in the order they
-        were written (from the writer thread or the writing one, with the store locked: keep it short).
+
+def open_engine(url: str, wal: bool = True) -> Any:
+    """A SQLAlchemy engine on the store's database, its schema migrated to the newest revision.
+
+    SQLite: the file (and its folder) readable by its owner alone; WAL (or the rollback journal where WAL is
+    unsafe); transactions begun by us, so that BEGIN ... COMMIT is what SQLAlchemy says it is.
     """
+    from sqlalchemy import create_engine, event
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.pool import NullPool
 
-    def __init__(self, path: str, on_stored: Callable[[Stored], None] | None = None, wal: bool = True) -> None:
+    from .migrations import upgrade
+
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        path = parsed.database or ""
         folder = os.path.dirname(os.path.abspath(path))
         if not os.path.isdir(folder):
             os.makedirs(folder, mode=0o700, exist_ok=True)
-        self.path = path
-        self.on_stored = on_stored
-        self._lock = threading.Lock()  # the writing connection, and the order of writes
         fresh = not os.path.exists(path)
-        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        engine = create_engine(parsed, poolclass=NullPool, connect_args={"check_same_thread": False})
+
+        @event.listens_for(engine, "connect")
+        def _connect(dbapi_connection: Any, _record: Any) -> None:
+            dbapi_connection.isolation_level = None  # the driver begins nothing on its own
+            cursor = dbapi_connection.cursor()
+            cursor.execute(f"PRAGMA journal_mode={'WAL' if wal else 'DELETE'}")
+            cursor.execute("PRAGMA synchronous=NORMAL")
+            cursor.execute("PRAGMA busy_timeout=10000")
+            cursor.close()
+
+        @event.listens_for(engine, "begin")
+        def _begin(connection: Any) -> None:
+            connection.exec_driver_sql("BEGIN")
+
+        with engine.connect():
+            pass
         if fresh:  # every user's jobs, parameters and events: readable by that user alone
             os.chmod(path, 0o600)
-        # WAL: reads never wait for a write; on a network filesystem, the rollback journal (WAL would corrupt)
-        self._db.execute(f"PRAGMA journal_mode={'WAL' if wal else 'DELETE'}")
-        self._db.execute("PRAGMA busy_timeout=10000")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.executescript(_SCHEMA)
+    else:
+        engine = create_engine(parsed, poolclass=NullPool)
+    upgrade(engine)
+    return engine
+
+
+class JobStore:
+    """Thread-safe access to the store's database: two connections (one writes, one reads), each used under
+    its own lock.
+
+    Parameters
+    ----------
+    path_or_url
+        A SQLAlchemy database URL (``postgresql+psycopg://user@host/db``), or the path of an SQLite file
+        (created, readable by its owner alone).
+    on_stored
+        Called with the new events of every :meth:`add_events` and :meth:`add_events_soon`, in the order they
+        were written (from the writer thread or the writing one, with the store locked: keep it short).
+    wal
+        SQLite only: use WAL mode (False: the rollback journal, for a file on a network filesystem).
+    """
+
+    def __init__(self, path_or_url: str, on_stored: Callable[[Stored], None] | None = None, wal: bool = True) -> None:
+        from sqlalchemy import text
+
+        self._text = text
+        self.url = store_url(path_or_url)
+        self.engine = open_engine(self.url, wal=wal)
+        self.dialect = self.engine.dialect.name
+        self.on_stored = on_stored
+        self._lock = threading.Lock()  # the writing connection, and the order of writes
+        self._db = self.engine.connect()
         self._read_lock = threading.Lock()
-        self._read = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        self._read = self.engine.connect()
+        self._returning = self.dialect != "sqlite" or self._sqlite_has_returning()
         # what is queued for the writer thread: ("events", job, events) or ("job", id, row)
         self._queue: list[tuple[str, str, Any]] = []
         self._queued = threading.Condition()
         self._closing = False
         self._writer: threading.Thread | None = None
+
+    @staticmethod
+    def _sqlite_has_returning() -> bool:
+        import sqlite3
+
+        return sqlite3.sqlite_version_info >= (3, 35)
+
+    def _query(self, sql: str, params: dict[str, Any] | None = None) -> list[Any]:
+        """Rows of one read, in a transaction of its own (no snapshot is kept between reads)."""
+        with self._read_lock, self._read.begin():
+            return list(self._read.execute(self._text(sql), params or {}).fetchall())
 
     # -- writes queued for the writer thread ---------------------------------------------------------------
     def add_events_soon(
@@ -176,8 +206,7 @@ class JobStore:
         if not items:
             return
         stored: list[Stored] = []
-        self._db.execute("BEGIN")
-        try:
+        with self._db.begin():
             for kind, job_id, payload in items:
                 if kind == "events":
                     new = self._insert_events(job_id, payload)
@@ -185,10 +214,6 @@ class JobStore:
                         stored.append((job_id, new))
                 else:
                     self._upsert_job(payload)
-            self._db.execute("COMMIT")
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
         for item in stored:
             self._stored(item)
 
@@ -207,6 +232,7 @@ class JobStore:
             self._db.close()
         with self._read_lock:
             self._read.close()
+        self.engine.dispose()
 
     # -- writes now (after what is queued) ------------------------------------------------------------------
     def put_job(self, record: JobRecord, run_dir: str | None) -> None:
@@ -214,60 +240,69 @@ class JobStore:
         row = _job_row(record, run_dir)
         with self._lock:
             self._flush_locked()
-            self._upsert_job(row)
+            with self._db.begin():
+                self._upsert_job(row)
 
     def delete_job(self, job_id: str) -> None:
-        """Forget a job: its row, its events, its transitions and its owner, in one transaction."""
+        """Forget a job: its row, its events, its transitions and its follower, in one transaction."""
         with self._lock:
             self._flush_locked()
-            self._db.execute("BEGIN")
-            try:
-                for table, column in (("events", "job"), ("transitions", "job"), ("owners", "job"), ("jobs", "id")):
-                    self._db.execute(f"DELETE FROM {table} WHERE {column} = ?", (job_id,))
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
+            with self._db.begin():
+                for table, column in (("events", "job"), ("transitions", "job"), ("followers", "job"), ("jobs", "id")):
+                    self._db.execute(self._text(f"DELETE FROM {table} WHERE {column} = :job"), {"job": job_id})
 
-    def _upsert_job(self, row: tuple[Any, ...]) -> None:
+    def _upsert_job(self, row: dict[str, Any]) -> None:
         self._db.execute(
-            "INSERT INTO jobs (id, run_dir, notebook, state, created_at, record) VALUES (?, ?, ?, ?, ?, ?) "
-            "ON CONFLICT(id) DO UPDATE SET run_dir=excluded.run_dir, state=excluded.state, record=excluded.record",
+            self._text(
+                "INSERT INTO jobs (id, run_dir, notebook, state, created_at, owner, sweep, record) "
+                "VALUES (:id, :run_dir, :notebook, :state, :created_at, :owner, :sweep, :record) "
+                "ON CONFLICT (id) DO UPDATE SET run_dir = excluded.run_dir, state = excluded.state, "
+                "owner = excluded.owner, sweep = excluded.sweep, record = excluded.record"
+            ),
             row,
         )
 
     def claim(self, job_id: str, server: str) -> None:
-        """``server`` follows this job from now on (see :class:`ServerLease`)."""
+        """``server`` follows this job from now on (see :mod:`.lease`)."""
         with self._lock:
             self._flush_locked()
-            self._db.execute(
-                "INSERT INTO owners (job, server) VALUES (?, ?) ON CONFLICT(job) DO UPDATE SET server=excluded.server",
-                (job_id, server),
-            )
+            with self._db.begin():
+                self._db.execute(
+                    self._text(
+                        "INSERT INTO followers (job, server) VALUES (:job, :server) "
+                        "ON CONFLICT (job) DO UPDATE SET server = excluded.server"
+                    ),
+                    {"job": job_id, "server": server},
+                )
 
     def adopt(self, job_id: str, server: str, previous: str | None) -> bool:
         """Take the job over from ``previous`` (None: nobody claimed it), atomically: of two servers that
         start at once, exactly one adopts it."""
         with self._lock:
             self._flush_locked()
-            if previous is None:
-                cursor = self._db.execute("INSERT OR IGNORE INTO owners (job, server) VALUES (?, ?)", (job_id, server))
-            else:
-                cursor = self._db.execute(
-                    "UPDATE owners SET server = ? WHERE job = ? AND server = ?", (server, job_id, previous)
-                )
-            return cursor.rowcount == 1
+            with self._db.begin():
+                if previous is None:
+                    result = self._db.execute(
+                        self._text(
+                            "INSERT INTO followers (job, server) VALUES (:job, :server) ON CONFLICT (job) DO NOTHING"
+                        ),
+                        {"job": job_id, "server": server},
+                    )
+                else:
+                    result = self._db.execute(
+                        self._text("UPDATE followers SET server = :server WHERE job = :job AND server = :previous"),
+                        {"job": job_id, "server": server, "previous": previous},
+                    )
+            return bool(result.rowcount == 1)
 
-    def owner(self, job_id: str) -> str | None:
+    def follower(self, job_id: str) -> str | None:
         """The server that follows this job, when one has claimed it."""
-        with self._read_lock:
-            row = self._read.execute("SELECT server FROM owners WHERE job = ?", (job_id,)).fetchone()
-        return str(row[0]) if row else None
+        rows = self._query("SELECT server FROM followers WHERE job = :job", {"job": job_id})
+        return str(rows[0][0]) if rows else None
 
     def get_job(self, job_id: str) -> tuple[JobRecord, str | None] | None:
-        with self._read_lock:
-            row = self._read.execute("SELECT record, run_dir FROM jobs WHERE id = ?", (job_id,)).fetchone()
-        return (JobRecord.from_json(json.loads(row[0])), row[1]) if row else None
+        rows = self._query("SELECT record, run_dir FROM jobs WHERE id = :id", {"id": job_id})
+        return (JobRecord.from_json(json.loads(rows[0][0])), rows[0][1]) if rows else None
 
     def list_jobs(
         self,
@@ -275,37 +310,28 @@ class JobStore:
         state: str | None = None,
         notebook: str | None = None,
         sweep: str | None = None,
+        owner: str | None = None,
         limit: int = 50,
         offset: int = 0,
     ) -> tuple[list[str], int]:
         """One page of jobs, newest first, as their stored job.json text (what the API sends as it is),
         and the total that match.
         """
-        where, args = [], []
-        if state:
-            where.append("state = ?")
-            args.append(state)
-        if notebook:
-            where.append("notebook = ?")
-            args.append(notebook)
-        if sweep:
-            where.append("json_extract(record, '$.sweep.id') = ?")
-            args.append(sweep)
-        clause = (" WHERE " + " AND ".join(where)) if where else ""
-        with self._read_lock:
-            total = self._read.execute(f"SELECT COUNT(*) FROM jobs{clause}", args).fetchone()[0]
+        asked = {"state": state, "notebook": notebook, "sweep": sweep, "owner": owner}
+        params = {k: v for k, v in asked.items() if v}
+        clause = (" WHERE " + " AND ".join(f"{k} = :{k}" for k in params)) if params else ""
+        with self._read_lock, self._read.begin():
+            total = self._read.execute(self._text(f"SELECT COUNT(*) FROM jobs{clause}"), params).scalar_one()
             rows = self._read.execute(
-                f"SELECT record FROM jobs{clause} ORDER BY created_at DESC, id LIMIT ? OFFSET ?", [*args, limit, offset]
+                self._text(f"SELECT record FROM jobs{clause} ORDER BY created_at DESC, id LIMIT :limit OFFSET :offset"),
+                {**params, "limit": limit, "offset": offset},
             ).fetchall()
         return [r[0] for r in rows], int(total)
 
     def unfinished(self) -> list[tuple[JobRecord, str | None]]:
-        marks = ",".join("?" for _ in FINAL_STATES)
-        finals = [s.value for s in FINAL_STATES]
-        with self._read_lock:
-            rows = self._read.execute(
-                f"SELECT record, run_dir FROM jobs WHERE state NOT IN ({marks})", finals
-            ).fetchall()
+        finals = {f"final{i}": s.value for i, s in enumerate(FINAL_STATES)}
+        marks = ", ".join(f":{name}" for name in finals)
+        rows = self._query(f"SELECT record, run_dir FROM jobs WHERE state NOT IN ({marks})", finals)
         return [(JobRecord.from_json(json.loads(r[0])), r[1]) for r in rows]
 
     def add_events(self, job_id: str, events: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -313,90 +339,75 @@ class JobStore:
         which also go to ``on_stored``."""
         with self._lock:
             self._flush_locked()
-            self._db.execute("BEGIN")
-            try:
+            with self._db.begin():
                 new = self._insert_events(job_id, events)
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
             if new:
                 self._stored((job_id, new))
         return new
 
     def _insert_events(self, job_id: str, events: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-        new = []
-        for event in events:
-            cur = self._db.execute(
-                "INSERT OR IGNORE INTO events (job, seq, body) VALUES (?, ?, ?)",
-                (job_id, int(event["seq"]), event_text(event)),
-            )
-            if cur.rowcount:
-                new.append(event)
-                if event.get("type") == "status":
-                    self._db.execute(
-                        "INSERT OR IGNORE INTO transitions (job, seq, state, reason, ts) VALUES (?, ?, ?, ?, ?)",
-                        (job_id, int(event["seq"]), event["state"], event.get("reason"), event.get("ts")),
+        """Insert the events not stored yet (one statement per few hundred); the new ones, in the given order."""
+        events = list(events)
+        new: list[dict[str, Any]] = []
+        for start in range(0, len(events), _EVENTS_PER_INSERT):
+            chunk = events[start : start + _EVENTS_PER_INSERT]
+            if self._returning:
+                values = ", ".join(f"(:job, :s{i}, :b{i})" for i in range(len(chunk)))
+                params: dict[str, Any] = {"job": job_id}
+                for i, event in enumerate(chunk):
+                    params[f"s{i}"], params[f"b{i}"] = int(event["seq"]), event_text(event)
+                result = self._db.execute(
+                    self._text(
+                        f"INSERT INTO events (job, seq, body) VALUES {values} ON CONFLICT (job, seq) DO NOTHING "
+                        "RETURNING seq"
+                    ),
+                    params,
+                )
+                inserted = {int(row[0]) for row in result.fetchall()}
+                new += [e for e in chunk if int(e["seq"]) in inserted]
+            else:  # an SQLite older than 3.35: one statement per event
+                for event in chunk:
+                    result = self._db.execute(
+                        self._text(
+                            "INSERT INTO events (job, seq, body) VALUES (:job, :seq, :body) ON CONFLICT DO NOTHING"
+                        ),
+                        {"job": job_id, "seq": int(event["seq"]), "body": event_text(event)},
                     )
+                    if result.rowcount:
+                        new.append(event)
+        transitions = [{"job": job_id, "seq": int(e["seq"]), "state": e["state"], "reason": e.get("reason"),
+                        "ts": e.get("ts")} for e in new if e.get("type") == "status"]  # fmt: skip
+        if transitions:
+            self._db.execute(
+                self._text(
+                    "INSERT INTO transitions (job, seq, state, reason, ts) VALUES (:job, :seq, :state, :reason, :ts) "
+                    "ON CONFLICT (job, seq) DO NOTHING"
+                ),
+                transitions,
+            )
         return new
 
     def last_seq(self, job_id: str) -> int:
         """The seq of the job's last stored event (0 when none)."""
-        with self._read_lock:
-            row = self._read.execute("SELECT MAX(seq) FROM events WHERE job = ?", (job_id,)).fetchone()
-        return int(row[0] or 0)
+        rows = self._query("SELECT MAX(seq) FROM events WHERE job = :job", {"job": job_id})
+        return int(rows[0][0] or 0)
 
     def events_after(self, job_id: str, after: int = 0, limit: int = 10000) -> list[dict[str, Any]]:
-        with self._read_lock:
-            rows = self._read.execute(
-                "SELECT body FROM events WHERE job = ? AND seq > ? ORDER BY seq LIMIT ?", (job_id, after, limit)
-            ).fetchall()
+        rows = self._query(
+            "SELECT body FROM events WHERE job = :job AND seq > :after ORDER BY seq LIMIT :limit",
+            {"job": job_id, "after": after, "limit": limit},
+        )
         return [json.loads(r[0]) for r in rows]
 
     def transitions(self, job_id: str) -> list[dict[str, Any]]:
-        with self._read_lock:
-            rows = self._read.execute(
-                "SELECT seq, state, reason, ts FROM transitions WHERE job = ? ORDER BY seq", (job_id,)
-            ).fetchall()
+        rows = self._query(
+            "SELECT seq, state, reason, ts FROM transitions WHERE job = :job ORDER BY seq", {"job": job_id}
+        )
         return [{"seq": r[0], "state": r[1], "reason": r[2], "ts": r[3]} for r in rows]
 
 
-def _job_row(record: JobRecord, run_dir: str | None) -> tuple[Any, ...]:
+def _job_row(record: JobRecord, run_dir: str | None) -> dict[str, Any]:
     data = json.dumps(record.to_json(), sort_keys=True, allow_nan=False)
-    return (record.id, run_dir, record.notebook, record.state.value, record.created_at, data)
-
-
-class ServerLease:
-    """One server's claim to the jobs it follows, in a store several servers may share (a user's two
-    ``jupyter lab``s share the per-user store): a lock file in ``<store folder>/servers/`` held for the
-    server's lifetime. Another server adopts a job at its start only when the job's owner no longer holds
-    its lock (it stopped or died), so a living server's pending or running jobs are never failed as lost.
-    """
-
-    def __init__(self, store_path: str) -> None:
-        self.folder = os.path.join(os.path.dirname(os.path.abspath(store_path)), "servers")
-        os.makedirs(self.folder, mode=0o700, exist_ok=True)
-        self.id = uuid.uuid4().hex[:12]
-        self._file = open(os.path.join(self.folder, f"{self.id}.lock"), "w")  # noqa: SIM115 (held while we live)
-        fcntl.flock(self._file, fcntl.LOCK_EX | fcntl.LOCK_NB)
-
-    def alive(self, server: str) -> bool:
-        """Whether ``server`` (an id) still holds its lease."""
-        if server == self.id:
-            return True
-        path = os.path.join(self.folder, f"{server}.lock")
-        try:
-            with open(path) as f:
-                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except FileNotFoundError:
-            return False
-        except BlockingIOError:
-            return True
-        with contextlib.suppress(OSError):
-            os.unlink(path)  # a dead server's lease: gone
-        return False
-
-    def release(self) -> None:
-        with contextlib.suppress(OSError):
-            os.unlink(self._file.name)
-        self._file.close()
+    return {"id": record.id, "run_dir": run_dir, "notebook": record.notebook, "state": record.state.value,
+            "created_at": record.created_at, "owner": record.owner, "sweep": (record.sweep or {}).get("id"),
+            "record": data}  # fmt: skip
