@@ -21,6 +21,12 @@ class PromoteSettings(Configurable):
 
     runs_dir = Unicode(help="Where run directories are created when --out is not given.").tag(config=True)
     default_target = Unicode("local", help="The target used when none is named.").tag(config=True)
+    retention = Unicode(
+        "",
+        help="Finished jobs that ended longer ago than this (e.g. '90d', '12w') are removed with their run "
+        "directories: by the server, at its start and every hour, and by `jupyter promote prune` as its default "
+        "age. Running jobs never. Empty: kept until pruned.",
+    ).tag(config=True)
     env_allowlist = List(
         Unicode(), default_value=list(DEFAULT_ENV_ALLOWLIST), help="Environment variables a freeze may record."
     ).tag(config=True)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import time
 
+import pytest
 from conftest import NOTEBOOKS, job, wait_for
 
 
@@ -57,3 +59,73 @@ def test_prune_refuses_a_bad_age_with_one_line(cli):
     result = cli("prune", "--older-than", "a month")
     assert result.returncode == 2
     assert result.stderr.strip() == "jupyter promote: error: --older-than 'a month': not an age (use e.g. 30d, 12h, 2w)"
+
+
+# --- the retention setting, applied by the server -------------------------------------------------------------
+
+
+@pytest.fixture
+def store_before_start(tmp_path):
+    """A store as a server left it: a job that ended 10 days ago, one that ended an hour ago, each with its run
+    directory, and one that never ended (its server died 30 days ago)."""
+    from jupyter_promote.models import JobRecord, JobState
+    from jupyter_promote.rundir import RunDir
+    from jupyter_promote.server.store import JobStore
+
+    now = time.time()
+    path = str(tmp_path / "store" / "jobs.sqlite")
+    store = JobStore(path)
+    jobs = {}
+    for n, (name, state, ended_days_ago) in enumerate((("old", "succeeded", 10), ("recent", "failed", 1 / 24),
+                                                       ("unended", "running", None))):  # fmt: skip
+        started = now - (ended_days_ago or 30) * 86400 - 60
+        record = JobRecord(id=f"{n}123456789ab", notebook=str(NOTEBOOKS / "success.ipynb"), target="local",
+                           kernel="python3", state=JobState(state), created_at=started, started_at=started,
+                           finished_at=None if ended_days_ago is None else started + 60)  # fmt: skip
+        run = RunDir(tmp_path / "runs" / name)
+        run.path.mkdir(parents=True)
+        run.write(record)
+        store.put_job(record, str(run.path))
+        jobs[name] = (record.id, run.path)
+    store.close()
+    return path, jobs
+
+
+@pytest.fixture
+def jp_server_config(store_before_start, tmp_path, monkeypatch):
+    monkeypatch.setenv("JUPYTER_PROMOTE_RUNS_DIR", str(tmp_path / "runs"))
+    return {
+        "ServerApp": {"jpserver_extensions": {"jupyter_promote": True}, "allow_unauthenticated_access": False},
+        "PromoteExtension": {"store_path": store_before_start[0]},
+        "PromoteSettings": {"retention": "7d"},
+    }
+
+
+async def test_the_server_applies_the_retention_setting_to_finished_jobs_only(jp_fetch, store_before_start):
+    from test_server import api, error
+
+    jobs = store_before_start[1]
+    old_id, old_dir = jobs["old"]
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and old_dir.exists():
+        await asyncio.sleep(0.2)
+    # the job that ended 10 days ago is gone, record and run directory; the rest are kept
+    assert not old_dir.exists()
+    assert (await error(jp_fetch, "jobs", old_id))[0] == 404
+    for name in ("recent", "unended"):
+        job_id, run_dir = jobs[name]
+        _, record = await api(jp_fetch, "jobs", job_id)
+        assert run_dir.exists() and record["id"] == job_id
+    # the unended one was settled at the start (its server is gone), and is recent now: kept
+    _, unended = await api(jp_fetch, "jobs", jobs["unended"][0])
+    assert unended["state"] == "failed" and unended["reason"] == "lost"
+
+
+def test_prune_takes_the_retention_setting_as_its_default_age(cli):
+    assert cli("run", str(NOTEBOOKS / "success.ipynb")).returncode == 0
+    [run] = cli.runs.iterdir()
+    age(run, 3)
+    kept = cli("prune", "--dry-run", "--PromoteSettings.retention=5d")
+    assert "would remove 0 job(s)" in kept.stdout and "older than 5d" in kept.stdout
+    pruned = cli("prune", "--PromoteSettings.retention=2d")
+    assert "removed 1 job(s)" in pruned.stdout and not run.exists()

@@ -223,6 +223,7 @@ def cmd_prune(args: argparse.Namespace, app: Any) -> int:
     from ..housekeeping import human_size, parse_age, prunable, remove
     from ..rundir import RunDir
 
+    args.older_than = args.older_than or app.settings.retention or "30d"
     older_than = parse_age(args.older_than)
     root = Path(app.settings.runs_dir)
     runs = [RunDir(p) for p in root.iterdir() if not p.name.startswith(".")] if root.is_dir() else []

@@ -133,8 +133,9 @@ def build_parser() -> argparse.ArgumentParser:
     cancel.add_argument("job", help="run directory or job id")
 
     prune = sub.add_parser("prune", help="remove finished jobs and their run directories (never a running job)")
-    prune.add_argument("--older-than", default="30d", metavar="AGE",
-                       help="jobs that ended longer ago than this, e.g. 30d, 12h, 2w (default: 30d)")  # fmt: skip
+    prune.add_argument("--older-than", default=None, metavar="AGE",
+                       help="jobs that ended longer ago than this, e.g. 30d, 12h, 2w (default: "
+                            "c.PromoteSettings.retention when set, else 30d)")  # fmt: skip
     prune.add_argument("--state", default="all", choices=["succeeded", "failed", "cancelled", "all"],
                        help="only jobs that ended so (default: all)")  # fmt: skip
     prune.add_argument("--dry-run", action="store_true", help="list what would be removed; remove nothing")

@@ -91,8 +91,11 @@ class ImageBuilder(LoggingConfigurable):
     )
 
     # ---- planning -------------------------------------------------------------------------------
-    def plan(self, env: FrozenEnv, *, base_image: str | None = None, registry: str | None = None) -> BuildPlan:
-        """Assemble the build context for ``env`` and name its image (nothing is built)."""
+    def plan(
+        self, env: FrozenEnv, *, base_image: str | None = None, registry: str | None = None, pull: bool = True
+    ) -> BuildPlan:
+        """Assemble the build context for ``env`` and name its image (nothing is built); ``pull``: the base
+        image may be pulled to learn its id (a preview says it is missing instead)."""
         lock = env.lock
         base = base_image or self.base_image or recipe.default_base_image(lock)
         repository = registry or self.registry or self.repository
@@ -115,19 +118,23 @@ class ImageBuilder(LoggingConfigurable):
         canonical = recipe.render_dockerfile(lock, options, has_local_wheels=has_wheels)
         digest = hashlib.sha256()
         digest.update(f"recipe {recipe.RECIPE_VERSION}\n{canonical}".encode())
-        digest.update(self._base_id(base).encode())
+        digest.update(self._base_id(base, pull).encode())
         digest.update(tree_hash(context).encode())
         tag = f"{repository}:{env.content_hash.split(':')[-1][:32]}-{digest.hexdigest()[:8]}"
         files = sorted(str(p.relative_to(context)) for p in context.rglob("*") if p.is_file())
         return BuildPlan(tag, base, context, canonical, ["Dockerfile", *files])
 
-    def _base_id(self, base: str) -> str:
+    def _base_id(self, base: str, pull: bool = True) -> str:
         from docker.errors import ImageNotFound
 
         try:
             return str(client().images.get(base).id)
         except ImageNotFound:
-            pass
+            if not pull:
+                raise ImageError(
+                    f"--base-image {base}: not on this engine yet (a promote to an image target pulls it)",
+                    subject=base,
+                ) from None
         try:
             return str(client().images.pull(base).id)
         except Exception as exc:

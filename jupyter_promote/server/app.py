@@ -14,9 +14,12 @@ from jupyter_server.extension.application import ExtensionApp
 from traitlets import Float, Unicode, default
 
 from ..config import PromoteSettings
+from ..errors import PromoteError
 from .routes import setup_route_handlers
 from .store import event_text
 
+#: Seconds between two passes of the retention setting.
+RETENTION_EVERY_S = 3600.0
 JOB_EVENTS_SCHEMA = "https://events.jupyter.org/jupyter_promote/job_events/v1"
 _SCHEMA_FILE = Path(__file__).parent.parent / "events" / "schemas" / "job_events.yaml"
 
@@ -57,6 +60,7 @@ class PromoteExtension(ExtensionApp):
         from .store import JobStore
 
         settings = PromoteSettings(config=self.config)
+        self.promote_settings = settings
         self._server.event_logger.register_event_schema(_SCHEMA_FILE)
         if self.db_url:
             self.store = JobStore(self.db_url)
@@ -122,10 +126,29 @@ class PromoteExtension(ExtensionApp):
             if self.activity_interval_s > 0:
                 self._activity_task = asyncio.get_running_loop().create_task(self._report_activity())
             await self.jobs.reconcile()
+            if self.promote_settings.retention:
+                self._retention_task = asyncio.get_running_loop().create_task(self._retain())
+
+    async def _retain(self) -> None:
+        """The retention setting: finished jobs older than it removed at the start, then every hour."""
+        from ..housekeeping import parse_age
+
+        try:
+            age = parse_age(self.promote_settings.retention, "c.PromoteSettings.retention")
+        except PromoteError as exc:
+            self.log.error("jupyter-promote: %s; nothing is removed", exc)
+            return
+        while True:
+            removed = await self.jobs.remove_older_than(age)
+            if removed:
+                self.log.info("jupyter-promote: retention (%s) removed %d finished job(s): %s",
+                              self.promote_settings.retention, len(removed), ", ".join(removed))  # fmt: skip
+            await asyncio.sleep(RETENTION_EVERY_S)
 
     async def stop_extension(self) -> None:
-        if getattr(self, "_activity_task", None) is not None:
-            self._activity_task.cancel()
+        for task in (getattr(self, "_activity_task", None), getattr(self, "_retention_task", None)):
+            if task is not None:
+                task.cancel()
         await self.jobs.close()
         self.store.close()
         self.lease.release()

@@ -267,6 +267,21 @@ class JobManager:
         self.store.delete_job(job_id)
         return record
 
+    async def remove_older_than(self, age_s: float, now: float | None = None) -> list[str]:
+        """Remove every finished job that ended more than ``age_s`` ago (the retention setting): their ids."""
+        now = time.time() if now is None else now
+        removed = []
+        for record in self.store.finished():
+            ended = record.finished_at or record.updated_at or record.created_at
+            if now - ended >= age_s and record.id not in self._active:
+                try:
+                    await self.remove(record.id)
+                except PromoteError as exc:  # removed meanwhile, or not ended after all: kept, said
+                    log.warning("jupyter-promote: retention kept job %s: %s", record.id, exc)
+                    continue
+                removed.append(record.id)
+        return removed
+
     def get(self, job_id: str) -> tuple[JobRecord, str | None]:
         found = self.store.get_job(job_id)
         if found is None:

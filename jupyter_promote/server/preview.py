@@ -60,7 +60,7 @@ def preview(
             from ..image import ImageBuilder
 
             builder = ImageBuilder(config=config) if config is not None else ImageBuilder()
-            plan = builder.plan(env)
+            plan = builder.plan(env, pull=False)  # a preview pulls nothing
             shutil.rmtree(plan.context, ignore_errors=True)  # the tag is all a preview needs
             result["image"] = {
                 "tag": plan.tag,

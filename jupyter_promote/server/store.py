@@ -334,6 +334,13 @@ class JobStore:
         rows = self._query(f"SELECT record, run_dir FROM jobs WHERE state NOT IN ({marks})", finals)
         return [(JobRecord.from_json(json.loads(r[0])), r[1]) for r in rows]
 
+    def finished(self) -> list[JobRecord]:
+        """Every job that has ended, oldest first."""
+        finals = {f"final{i}": s.value for i, s in enumerate(FINAL_STATES)}
+        marks = ", ".join(f":{name}" for name in finals)
+        rows = self._query(f"SELECT record FROM jobs WHERE state IN ({marks}) ORDER BY created_at", finals)
+        return [JobRecord.from_json(json.loads(r[0])) for r in rows]
+
     def add_events(self, job_id: str, events: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
         """Store events once each, now (after what is queued); returns those that were new (in seq order),
         which also go to ``on_stored``."""
