@@ -19,6 +19,9 @@ from ..launch.lifecycle import JobLifecycle
 from ..launch.pipeline import Prepared
 from ..runtime.events import EventLog
 from ..targets import target_class
+from .detached import SWEEP_ID
+from .detached import attach as attach_sweep
+from .detached import cancel as cancel_sweep
 from .inspect import find_run, reconcile
 from .progress import TerminalProgress
 from .run import ProgressHooks, exit_code, show_end
@@ -26,7 +29,10 @@ from .signals import say
 
 
 def cmd_attach(args: argparse.Namespace, app: Any) -> int:
-    """``jupyter promote attach ID``: follow a submitted job to its end, as ``run`` would have."""
+    """``jupyter promote attach ID``: follow a submitted job (or a detached sweep) to its end, as ``run`` (or
+    ``sweep``) would have."""
+    if SWEEP_ID.match(args.job):
+        return attach_sweep(args.job, app.settings.runs_dir)
     run = find_run(args.job, app.settings.runs_dir)
     record = run.read()
     launcher = Launcher(app.settings, app.config)
@@ -50,7 +56,9 @@ def cmd_attach(args: argparse.Namespace, app: Any) -> int:
 
 
 def cmd_cancel(args: argparse.Namespace, app: Any) -> int:
-    """``jupyter promote cancel ID``: stop a job on its target and wait (a minute at most) for it to end."""
+    """``jupyter promote cancel ID``: stop a job on its target (or a detached sweep) and wait for it to end."""
+    if SWEEP_ID.match(args.job):
+        return cancel_sweep(args.job, app.settings.runs_dir)
     run = find_run(args.job, app.settings.runs_dir)
     record, view = reconcile(run, app)
     if view.state.final or record.state.final:

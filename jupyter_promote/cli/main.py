@@ -70,6 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         app = load_config(config_args)
         app.settings = PromoteSettings(config=app.config)
+        app.argv = list(argv)  # as given: a detached sweep runs the same command again
         app.settings.runs_dir = runs_dir_of(app.settings.runs_dir, login_name())  # the CLI's user's, always
         return COMMANDS[args.command](args, app)
     except PromoteError as exc:

@@ -93,6 +93,9 @@ def build_parser() -> argparse.ArgumentParser:
     sweep.add_argument("--out", help="sweep directory (default: a new one under the runs directory)")
     _resource_options(sweep, "time limit of each task")
     sweep.add_argument("--json", action="store_true", help="print the sweep's summary on stdout")
+    sweep.add_argument("--detach", action="store_true",
+                       help="run the sweep in the background, print its id and return; follow it later with "
+                            "`jupyter promote attach SWEEP_ID`")  # fmt: skip
     _monitor_options(sweep)
     _notify_options(sweep)
     _image_options(sweep)
@@ -127,10 +130,12 @@ def build_parser() -> argparse.ArgumentParser:
     status.add_argument("job", nargs="?", help="run directory, sweep directory or job id")
     status.add_argument("--json", action="store_true", help="print the job records as JSON")
 
-    attach = sub.add_parser("attach", help="follow a submitted job (run --detach) to its end, as run would have")
-    attach.add_argument("job", help="run directory or job id")
-    cancel = sub.add_parser("cancel", help="stop a job on its target and wait for it to end")
-    cancel.add_argument("job", help="run directory or job id")
+    attach = sub.add_parser(
+        "attach", help="follow a submitted job (run --detach) or a detached sweep to its end, as run would have"
+    )
+    attach.add_argument("job", help="run directory, job id, or the id of a detached sweep (s...)")
+    cancel = sub.add_parser("cancel", help="stop a job on its target (or a detached sweep) and wait for it to end")
+    cancel.add_argument("job", help="run directory, job id, or the id of a detached sweep (s...)")
 
     prune = sub.add_parser("prune", help="remove finished jobs and their run directories (never a running job)")
     prune.add_argument("--older-than", default=None, metavar="AGE",

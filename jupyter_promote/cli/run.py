@@ -54,6 +54,10 @@ class ProgressHooks(JobHooks):
 def cmd_run(args: argparse.Namespace, app: Any) -> int:
     """``run`` (one job; with --replicas/--seeds or --contention, a group) and ``sweep``."""
     request, group = request_from_args(args, app.settings)
+    if args.command == "sweep" and args.detach:
+        from .detached import start
+
+        return start(app.argv, app.settings.runs_dir)
     launcher = Launcher(app.settings, app.config)
     try:
         return _run(args, app, launcher, request, group)
@@ -172,7 +176,10 @@ def _run_group(args: argparse.Namespace, app: Any, launcher: Launcher, target: T
         group.max_parallel = target.default_max_parallel()
     progress = TerminalProgress()
     hooks = (lambda job_id: ProgressHooks(progress)) if group.kind == "contention" else (lambda job_id: JobHooks())
-    run = GroupRun(launcher.pipeline(on_line=lambda line: say(f"  {line}")), target, request, group, hooks)
+    from . import detached
+
+    run = GroupRun(launcher.pipeline(on_line=lambda line: say(f"  {line}")), target, request, group, hooks,
+                   group_id=detached.GROUP_ID)  # fmt: skip
     if group.kind == "contention":
         from ..analysis.contention import Stress
 
