@@ -83,7 +83,7 @@ async def test_running_jobs_keep_the_server_active_and_an_idle_one_is_left_idle(
     during = [activity for seen, activity in readings if seen < record["finished_at"]]
     assert max(during) > posted_at + 3, "the running job did not count as activity"
     # once it ended nothing more is reported: the last activity is from while it ran
-    assert readings[-1][1] <= record["finished_at"] + 1 and readings[-1][0] - readings[-1][1] > 3
+    assert readings[-1][1] <= record["finished_at"] + 5 and readings[-1][0] - readings[-1][1] > 3
 
 
 def test_runs_dir_of_expands_home_and_a_username_safe_in_a_path():

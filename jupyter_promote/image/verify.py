@@ -37,10 +37,11 @@ def run_once(image: str, command: list[str], *, role: str) -> bytes:
     """Run ``command`` in a throw-away container of ``image`` with no network; its stdout. The container is
     removed whatever happens.
     """
-    container = client().containers.run(
-        image, command, entrypoint=[], network_disabled=True, detach=True, labels={"io.jupyter-promote.role": role}
+    container = client().containers.create(
+        image, command, entrypoint=[], network_disabled=True, labels={"io.jupyter-promote.role": role}
     )
-    try:
+    try:  # created, then started: one that fails to start is removed too
+        container.start()
         status = container.wait(timeout=300)
         out = bytes(container.logs(stdout=True, stderr=False))
         if status.get("StatusCode") != 0:

@@ -91,11 +91,10 @@ class DockerTarget(Target):
             kwargs["device_requests"] = [DeviceRequest(count=res.gpus, capabilities=[["gpu"]])]
         engine = await asyncio.to_thread(client)  # the engine's API blocks: never on the server's event loop
         container = await asyncio.to_thread(
-            engine.containers.run,
+            engine.containers.create,
             record.image["ref"],
             ["/bin/sh", "-c", _ENTRY, str(run.path)],
             entrypoint=[],
-            detach=True,
             init=True,
             user=f"{os.getuid()}:{os.getgid()}",
             working_dir=str(run.path),
@@ -106,6 +105,11 @@ class DockerTarget(Target):
             labels={LABEL_JOB: record.id, "io.jupyter-promote.run-dir": str(run.path)},
             **kwargs,
         )
+        try:
+            await asyncio.to_thread(container.start)
+        except BaseException:  # refused at start (a device, a mount): nothing is left behind
+            await asyncio.to_thread(container.remove, force=True)
+            raise
         return {"container": container.id, "memory": res.memory_bytes}
 
     async def poll(self, handles: dict[str, dict[str, Any]]) -> dict[str, TargetStatus]:
