@@ -28,7 +28,7 @@ When every job has ended it counts, per job, the events written against those in
 (``GET jobs/{id}/events``) and those that reached the bus. Targets (issue 16): 0 lost or duplicated, event
 latency p99 under 1 s, ``GET jobs`` p99 under 100 ms.
 
-Usage: python benchmarks/server_load.py [--jobs 50] [--rate 200] [--seconds 60] [--writers 2]
+Usage: python benchmarks/server_load.py [--jobs 50] [--rate 200] [--seconds 60] [--writers 2] [--db-url URL]
        python benchmarks/server_load.py --kernels [--jobs 8] [--rate 200] [--seconds 60] [--nice 0]
 """
 
@@ -224,7 +224,7 @@ def start_server(args: argparse.Namespace, work: Path, root: Path, port: int) ->
     return subprocess.Popen(
         [str(BIN / "jupyter"), "server", "--no-browser", "--allow-root", f"--port={port}", "--ServerApp.ip=127.0.0.1",
          f"--IdentityProvider.token={TOKEN}", f"--ServerApp.root_dir={root}",
-         f"--PromoteExtension.store_path={work / 'jobs.sqlite'}", *extra],
+         f"--PromoteExtension.store_path={work / 'jobs.sqlite'}", f"--PromoteExtension.db_url={args.db_url}", *extra],
         env={**os.environ, **env}, stdout=log, stderr=subprocess.STDOUT,
     )  # fmt: skip
 
@@ -316,6 +316,7 @@ async def bench(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         lat = bus.latencies
         return {
             "mode": "kernels" if args.kernels else f"cluster ({args.writers} writer processes, nice {args.writers_nice})",
+            "store": args.db_url.split("@")[-1] if args.db_url else "sqlite",
             "jobs": args.jobs, "rate_per_job": args.rate, "seconds": args.seconds, "load_wall_s": round(wall, 1),
             "failed_jobs": failed, "events_written": written, "events_stored": stored, "events_on_bus": on_bus,
             "lost_in_store": written - stored, "lost_on_bus": written - on_bus,
@@ -376,6 +377,8 @@ def main() -> None:
     parser.add_argument("--writers", type=int, default=2, help="writer processes (cluster mode)")
     parser.add_argument("--writers-nice", type=int, default=10, help="niceness of the writer processes (cluster mode)")
     parser.add_argument("--nice", type=int, default=0, help="LocalTarget.nice of the kernels (--kernels)")
+    parser.add_argument("--db-url", default="",
+                        help="the job store's database (c.PromoteExtension.db_url; default: the SQLite file)")  # fmt: skip
     args = parser.parse_args()
     args.jobs = args.jobs or (8 if args.kernels else 50)
     with tempfile.TemporaryDirectory(prefix="promote-load-") as tmp:
