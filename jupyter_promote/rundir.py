@@ -23,6 +23,11 @@ def login_name() -> str:
         return str(os.getuid())
 
 
+def server_user() -> str:
+    """Whose jobs a server keeps in a store others may share: its JupyterHub user, or its login name."""
+    return os.environ.get("JUPYTERHUB_USER") or login_name()
+
+
 def runs_dir_of(runs_dir: str, owner: str) -> str:
     """``runs_dir`` for one owner: ``~`` expanded and ``{username}`` replaced by a name safe in a path."""
     if "{username}" in runs_dir:

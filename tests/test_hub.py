@@ -133,3 +133,44 @@ def test_without_wal_the_store_uses_its_rollback_journal_and_keeps_every_job(tmp
     again = JobStore(path, wal=False)
     assert again.get_job("abc123def456") is not None
     again.close()
+
+
+def test_two_users_servers_on_one_database_each_see_and_follow_their_own_jobs(tmp_path):
+    """A hub's servers share one PostgreSQL database: Ana's job is neither shown to Bob's server nor adopted by
+    it while Ana's server is away (culled); Ana's server, back, follows it to its end."""
+    import urllib.error
+
+    from conftest import postgres_database, wait_for
+    from live_server import Server
+
+    root = tmp_path / "root"
+    root.mkdir()
+    shutil.copy(NOTEBOOKS / "hang.ipynb", root / "hang.ipynb")
+    with (
+        postgres_database() as url,
+        open(tmp_path / "ana.log", "wb") as ana_log,
+        open(tmp_path / "bob.log", "wb") as bob_log,
+    ):
+        ana, bob = Server(root, url, tmp_path / "ana", ana_log), Server(root, url, tmp_path / "bob", bob_log)
+        ana.env["JUPYTERHUB_USER"], bob.env["JUPYTERHUB_USER"] = "ana", "bob"
+        ana.start()
+        bob.start()
+        try:
+            job_id = ana.call("POST", "jobs", body={"notebook": "hang.ipynb", "parameters": {"seconds": 30}})["id"]
+            wait_for(lambda: ana.call("GET", "jobs", job_id)["state"] == "running", 90, "Ana's job to run")
+            assert bob.call("GET", "jobs")["total"] == 0
+            with pytest.raises(urllib.error.HTTPError) as missing:
+                bob.call("GET", "jobs", job_id)
+            assert missing.value.code == 404
+            # Ana's server goes (culled) while her job runs; Bob's server starts again meanwhile
+            ana.stop()
+            bob.stop()
+            bob.start()
+            time.sleep(2)  # its reconcile ran: it left Ana's job alone
+            assert bob.call("GET", "jobs")["total"] == 0
+            ana.start()
+            assert ana.call("GET", "jobs", job_id)["state"] in ("running", "succeeded")  # never "lost"
+            wait_for(lambda: ana.call("GET", "jobs", job_id)["state"] == "succeeded", 90, "Ana's job to end")
+        finally:
+            ana.stop()
+            bob.stop()

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..models import FINAL_STATES, JobRecord
+from ..rundir import server_user
 
 
 def event_text(event: dict[str, Any]) -> str:
@@ -130,12 +131,22 @@ class JobStore:
         were written (from the writer thread or the writing one, with the store locked: keep it short).
     wal
         SQLite only: use WAL mode (False: the rollback journal, for a file on a network filesystem).
+    user
+        Whose jobs this store keeps and shows (default: the server's user, :func:`server_user`): in a database
+        a hub's servers share, each sees, follows and adopts its own user's jobs only.
     """
 
-    def __init__(self, path_or_url: str, on_stored: Callable[[Stored], None] | None = None, wal: bool = True) -> None:
+    def __init__(
+        self,
+        path_or_url: str,
+        on_stored: Callable[[Stored], None] | None = None,
+        wal: bool = True,
+        user: str | None = None,
+    ) -> None:
         from sqlalchemy import text
 
         self._text = text
+        self.user = user or server_user()
         self.url = store_url(path_or_url)
         self.engine = open_engine(self.url, wal=wal)
         self.dialect = self.engine.dialect.name
@@ -170,7 +181,7 @@ class JobStore:
         ``record``, that record (as it is now) in the same transaction, after them."""
         items: list[tuple[str, str, Any]] = [("events", job_id, list(events))] if events else []
         if record is not None:
-            items.append(("job", record.id, _job_row(record, run_dir)))
+            items.append(("job", record.id, self._job_row(record, run_dir)))
         if not items:
             return
         with self._queued:
@@ -237,7 +248,7 @@ class JobStore:
     # -- writes now (after what is queued) ------------------------------------------------------------------
     def put_job(self, record: JobRecord, run_dir: str | None) -> None:
         """Insert or replace a job's row from its record."""
-        row = _job_row(record, run_dir)
+        row = self._job_row(record, run_dir)
         with self._lock:
             self._flush_locked()
             with self._db.begin():
@@ -251,11 +262,17 @@ class JobStore:
                 for table, column in (("events", "job"), ("transitions", "job"), ("followers", "job"), ("jobs", "id")):
                     self._db.execute(self._text(f"DELETE FROM {table} WHERE {column} = :job"), {"job": job_id})
 
+    def _job_row(self, record: JobRecord, run_dir: str | None) -> dict[str, Any]:
+        data = json.dumps(record.to_json(), sort_keys=True, allow_nan=False)
+        return {"id": record.id, "run_dir": run_dir, "notebook": record.notebook, "state": record.state.value,
+                "created_at": record.created_at, "owner": record.owner, "sweep": (record.sweep or {}).get("id"),
+                "server_user": self.user, "record": data}  # fmt: skip
+
     def _upsert_job(self, row: dict[str, Any]) -> None:
         self._db.execute(
             self._text(
-                "INSERT INTO jobs (id, run_dir, notebook, state, created_at, owner, sweep, record) "
-                "VALUES (:id, :run_dir, :notebook, :state, :created_at, :owner, :sweep, :record) "
+                "INSERT INTO jobs (id, run_dir, notebook, state, created_at, owner, sweep, server_user, record) "
+                "VALUES (:id, :run_dir, :notebook, :state, :created_at, :owner, :sweep, :server_user, :record) "
                 "ON CONFLICT (id) DO UPDATE SET run_dir = excluded.run_dir, state = excluded.state, "
                 "owner = excluded.owner, sweep = excluded.sweep, record = excluded.record"
             ),
@@ -301,7 +318,9 @@ class JobStore:
         return str(rows[0][0]) if rows else None
 
     def get_job(self, job_id: str) -> tuple[JobRecord, str | None] | None:
-        rows = self._query("SELECT record, run_dir FROM jobs WHERE id = :id", {"id": job_id})
+        rows = self._query(
+            "SELECT record, run_dir FROM jobs WHERE id = :id AND server_user = :user", {"id": job_id, "user": self.user}
+        )
         return (JobRecord.from_json(json.loads(rows[0][0])), rows[0][1]) if rows else None
 
     def list_jobs(
@@ -318,8 +337,8 @@ class JobStore:
         and the total that match.
         """
         asked = {"state": state, "notebook": notebook, "sweep": sweep, "owner": owner}
-        params = {k: v for k, v in asked.items() if v}
-        clause = (" WHERE " + " AND ".join(f"{k} = :{k}" for k in params)) if params else ""
+        params = {"server_user": self.user, **{k: v for k, v in asked.items() if v}}
+        clause = " WHERE " + " AND ".join(f"{k} = :{k}" for k in params)
         with self._read_lock, self._read.begin():
             total = self._read.execute(self._text(f"SELECT COUNT(*) FROM jobs{clause}"), params).scalar_one()
             rows = self._read.execute(
@@ -331,14 +350,20 @@ class JobStore:
     def unfinished(self) -> list[tuple[JobRecord, str | None]]:
         finals = {f"final{i}": s.value for i, s in enumerate(FINAL_STATES)}
         marks = ", ".join(f":{name}" for name in finals)
-        rows = self._query(f"SELECT record, run_dir FROM jobs WHERE state NOT IN ({marks})", finals)
+        rows = self._query(
+            f"SELECT record, run_dir FROM jobs WHERE server_user = :user AND state NOT IN ({marks})",
+            {**finals, "user": self.user},
+        )
         return [(JobRecord.from_json(json.loads(r[0])), r[1]) for r in rows]
 
     def finished(self) -> list[JobRecord]:
         """Every job that has ended, oldest first."""
         finals = {f"final{i}": s.value for i, s in enumerate(FINAL_STATES)}
         marks = ", ".join(f":{name}" for name in finals)
-        rows = self._query(f"SELECT record FROM jobs WHERE state IN ({marks}) ORDER BY created_at", finals)
+        rows = self._query(
+            f"SELECT record FROM jobs WHERE server_user = :user AND state IN ({marks}) ORDER BY created_at",
+            {**finals, "user": self.user},
+        )
         return [JobRecord.from_json(json.loads(r[0])) for r in rows]
 
     def add_events(self, job_id: str, events: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -411,10 +436,3 @@ class JobStore:
             "SELECT seq, state, reason, ts FROM transitions WHERE job = :job ORDER BY seq", {"job": job_id}
         )
         return [{"seq": r[0], "state": r[1], "reason": r[2], "ts": r[3]} for r in rows]
-
-
-def _job_row(record: JobRecord, run_dir: str | None) -> dict[str, Any]:
-    data = json.dumps(record.to_json(), sort_keys=True, allow_nan=False)
-    return {"id": record.id, "run_dir": run_dir, "notebook": record.notebook, "state": record.state.value,
-            "created_at": record.created_at, "owner": record.owner, "sweep": (record.sweep or {}).get("id"),
-            "record": data}  # fmt: skip
