@@ -139,7 +139,11 @@ class PromoteExtension(ExtensionApp):
             self.log.error("jupyter-promote: %s; nothing is removed", exc)
             return
         while True:
-            removed = await self.jobs.remove_older_than(age)
+            try:
+                removed = await self.jobs.remove_older_than(age)
+            except Exception:  # the store or a disk failing now: tried again at the next pass
+                self.log.exception("jupyter-promote: retention pass failed")
+                removed = []
             if removed:
                 self.log.info("jupyter-promote: retention (%s) removed %d finished job(s): %s",
                               self.promote_settings.retention, len(removed), ", ".join(removed))  # fmt: skip
