@@ -7,6 +7,7 @@
 # Usage: scripts/postgres-up.sh [stop]
 set -euo pipefail
 PORT=${PROMOTE_PG_PORT:-5432}
+cd /  # psql runs as postgres, who may not enter the caller's working directory
 
 if [ "$(id -u)" != 0 ]; then echo "postgres-up: needs root (it starts the cluster as postgres)" >&2; exit 1; fi
 if ! command -v pg_lsclusters >/dev/null; then

@@ -20,7 +20,9 @@ PORT=8265
 RAY_VERSION=2.60.0
 
 in_ns() { ip netns exec "$NS" "$@"; }
-as_ray() { in_ns runuser -u "$USER_NAME" -- env HOME="$HOME_DIR" PATH="$VENV/bin:/usr/bin:/bin" "$@"; }
+# from the cluster user's home: Ray's processes (forkserver children included) start in the caller's working
+# directory, which that user may not be allowed to enter (a checkout under /root)
+as_ray() { (cd "$HOME_DIR" && in_ns runuser -u "$USER_NAME" -- env HOME="$HOME_DIR" PATH="$VENV/bin:/usr/bin:/bin" "$@"); }
 
 stop() {
   if ip netns list | grep -qw "$NS"; then as_ray ray stop --force >/dev/null 2>&1 || true; fi
