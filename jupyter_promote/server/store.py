@@ -16,11 +16,12 @@ is handed, in write order, to ``on_stored``.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import threading
 import time
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, TypeVar
 
 from ..models import FINAL_STATES, JobRecord
 from ..rundir import server_user
@@ -62,6 +63,24 @@ def filesystem_of(path: str, mountinfo: str | None = None) -> str:
 GATHER_S = 0.02
 #: What one store write found new: the job and its new events, in seq order.
 Stored = tuple[str, list[dict[str, Any]]]
+T = TypeVar("T")
+log = logging.getLogger("jupyter_promote")
+
+
+def _once_more_if_disconnected(work: Callable[[], T]) -> T:
+    """``work()``, and once more when the database dropped the connection it used (SQLAlchemy then gives that
+    Connection a new one on its next use): a database restarted or failed over under a running server."""
+    from sqlalchemy.exc import DBAPIError
+
+    try:
+        return work()
+    except DBAPIError as exc:
+        if not exc.connection_invalidated:
+            raise
+        log.warning("jupyter-promote: the job store's database connection was lost; reconnecting")
+        return work()
+
+
 #: Events per INSERT statement (SQLite allows 32766 bound values; three per event).
 _EVENTS_PER_INSERT = 500
 
@@ -170,8 +189,13 @@ class JobStore:
 
     def _query(self, sql: str, params: dict[str, Any] | None = None) -> list[Any]:
         """Rows of one read, in a transaction of its own (no snapshot is kept between reads)."""
-        with self._read_lock, self._read.begin():
-            return list(self._read.execute(self._text(sql), params or {}).fetchall())
+
+        def read() -> list[Any]:
+            with self._read.begin():
+                return list(self._read.execute(self._text(sql), params or {}).fetchall())
+
+        with self._read_lock:
+            return _once_more_if_disconnected(read)
 
     # -- writes queued for the writer thread ---------------------------------------------------------------
     def add_events_soon(
@@ -204,7 +228,13 @@ class JobStore:
                 closing = self._closing
             if not closing:  # what the other jobs' polls bring meanwhile goes in the same transaction
                 time.sleep(GATHER_S)
-            self.flush()
+            try:
+                self.flush()
+            except Exception:  # the database is away: what was queued stays queued, written once it is back
+                log.exception("jupyter-promote: the job store could not write; trying again in a second")
+                if closing:
+                    return
+                time.sleep(1.0)
 
     def flush(self) -> None:
         """Write what is queued now (the writer thread does it anyway, soon)."""
@@ -216,15 +246,25 @@ class JobStore:
             items, self._queue = self._queue, []
         if not items:
             return
-        stored: list[Stored] = []
-        with self._db.begin():
-            for kind, job_id, payload in items:
-                if kind == "events":
-                    new = self._insert_events(job_id, payload)
-                    if new:
-                        stored.append((job_id, new))
-                else:
-                    self._upsert_job(payload)
+
+        def write() -> list[Stored]:
+            stored: list[Stored] = []
+            with self._db.begin():
+                for kind, job_id, payload in items:
+                    if kind == "events":
+                        new = self._insert_events(job_id, payload)
+                        if new:
+                            stored.append((job_id, new))
+                    else:
+                        self._upsert_job(payload)
+            return stored
+
+        try:
+            stored = _once_more_if_disconnected(write)
+        except BaseException:
+            with self._queued:  # not written: first in line for the next write
+                self._queue[:0] = items
+            raise
         for item in stored:
             self._stored(item)
 
@@ -251,16 +291,28 @@ class JobStore:
         row = self._job_row(record, run_dir)
         with self._lock:
             self._flush_locked()
-            with self._db.begin():
-                self._upsert_job(row)
+            self._write(lambda: self._upsert_job(row))
 
     def delete_job(self, job_id: str) -> None:
         """Forget a job: its row, its events, its transitions and its follower, in one transaction."""
         with self._lock:
             self._flush_locked()
-            with self._db.begin():
+
+            def delete() -> None:
                 for table, column in (("events", "job"), ("transitions", "job"), ("followers", "job"), ("jobs", "id")):
                     self._db.execute(self._text(f"DELETE FROM {table} WHERE {column} = :job"), {"job": job_id})
+
+            self._write(delete)
+
+    def _write(self, work: Callable[[], T]) -> T:
+        """``work`` in a transaction of the writing connection (the store locked); once more on a new
+        connection when the database dropped this one (a restart, a failover)."""
+
+        def transaction() -> T:
+            with self._db.begin():
+                return work()
+
+        return _once_more_if_disconnected(transaction)
 
     def _job_row(self, record: JobRecord, run_dir: str | None) -> dict[str, Any]:
         data = json.dumps(record.to_json(), sort_keys=True, allow_nan=False)
@@ -283,34 +335,31 @@ class JobStore:
         """``server`` follows this job from now on (see :mod:`.lease`)."""
         with self._lock:
             self._flush_locked()
-            with self._db.begin():
-                self._db.execute(
+            self._write(
+                lambda: self._db.execute(
                     self._text(
                         "INSERT INTO followers (job, server) VALUES (:job, :server) "
                         "ON CONFLICT (job) DO UPDATE SET server = excluded.server"
                     ),
                     {"job": job_id, "server": server},
                 )
+            )
 
     def adopt(self, job_id: str, server: str, previous: str | None) -> bool:
         """Take the job over from ``previous`` (None: nobody claimed it), atomically: of two servers that
         start at once, exactly one adopts it."""
         with self._lock:
             self._flush_locked()
-            with self._db.begin():
+
+            def take() -> int:
                 if previous is None:
-                    result = self._db.execute(
-                        self._text(
-                            "INSERT INTO followers (job, server) VALUES (:job, :server) ON CONFLICT (job) DO NOTHING"
-                        ),
-                        {"job": job_id, "server": server},
-                    )
+                    sql = "INSERT INTO followers (job, server) VALUES (:job, :server) ON CONFLICT (job) DO NOTHING"
                 else:
-                    result = self._db.execute(
-                        self._text("UPDATE followers SET server = :server WHERE job = :job AND server = :previous"),
-                        {"job": job_id, "server": server, "previous": previous},
-                    )
-            return bool(result.rowcount == 1)
+                    sql = "UPDATE followers SET server = :server WHERE job = :job AND server = :previous"
+                result = self._db.execute(self._text(sql), {"job": job_id, "server": server, "previous": previous})
+                return int(result.rowcount)
+
+            return self._write(take) == 1
 
     def follower(self, job_id: str) -> str | None:
         """The server that follows this job, when one has claimed it."""
@@ -339,13 +388,20 @@ class JobStore:
         asked = {"state": state, "notebook": notebook, "sweep": sweep, "owner": owner}
         params = {"server_user": self.user, **{k: v for k, v in asked.items() if v}}
         clause = " WHERE " + " AND ".join(f"{k} = :{k}" for k in params)
-        with self._read_lock, self._read.begin():
-            total = self._read.execute(self._text(f"SELECT COUNT(*) FROM jobs{clause}"), params).scalar_one()
-            rows = self._read.execute(
-                self._text(f"SELECT record FROM jobs{clause} ORDER BY created_at DESC, id LIMIT :limit OFFSET :offset"),
-                {**params, "limit": limit, "offset": offset},
-            ).fetchall()
-        return [r[0] for r in rows], int(total)
+
+        def read() -> tuple[list[str], int]:
+            with self._read.begin():
+                total = self._read.execute(self._text(f"SELECT COUNT(*) FROM jobs{clause}"), params).scalar_one()
+                rows = self._read.execute(
+                    self._text(
+                        f"SELECT record FROM jobs{clause} ORDER BY created_at DESC, id LIMIT :limit OFFSET :offset"
+                    ),
+                    {**params, "limit": limit, "offset": offset},
+                ).fetchall()
+            return [r[0] for r in rows], int(total)
+
+        with self._read_lock:
+            return _once_more_if_disconnected(read)
 
     def unfinished(self) -> list[tuple[JobRecord, str | None]]:
         finals = {f"final{i}": s.value for i, s in enumerate(FINAL_STATES)}
@@ -371,8 +427,8 @@ class JobStore:
         which also go to ``on_stored``."""
         with self._lock:
             self._flush_locked()
-            with self._db.begin():
-                new = self._insert_events(job_id, events)
+            events = list(events)
+            new = self._write(lambda: self._insert_events(job_id, events))
             if new:
                 self._stored((job_id, new))
         return new
