@@ -41,6 +41,11 @@ class Prunable:
     size: int
 
 
+def ended_at(record: JobRecord) -> float:
+    """When a finished job ended (its last update, or its creation, for a record that never said)."""
+    return record.finished_at or record.updated_at or record.created_at
+
+
 def prunable(
     runs: list[RunDir], older_than_s: float, state: str = "all", now: float | None = None
 ) -> Iterator[Prunable]:
@@ -52,9 +57,9 @@ def prunable(
         record = run.read()
         if not record.state.final or (state not in ("all", record.state.value)):
             continue
-        ended = record.finished_at or record.updated_at or record.created_at
-        if now - ended >= older_than_s:
-            yield Prunable(run, record, now - ended, tree_size(run.path))
+        age = now - ended_at(record)
+        if age >= older_than_s:
+            yield Prunable(run, record, age, tree_size(run.path))
 
 
 def remove(run: RunDir) -> None:

@@ -269,11 +269,12 @@ class JobManager:
 
     async def remove_older_than(self, age_s: float, now: float | None = None) -> list[str]:
         """Remove every finished job that ended more than ``age_s`` ago (the retention setting): their ids."""
+        from ..housekeeping import ended_at
+
         now = time.time() if now is None else now
         removed = []
         for record in self.store.finished():
-            ended = record.finished_at or record.updated_at or record.created_at
-            if now - ended >= age_s and record.id not in self._active:
+            if now - ended_at(record) >= age_s and record.id not in self._active:
                 try:
                     await self.remove(record.id)
                 except PromoteError as exc:  # removed meanwhile, or not ended after all: kept, said
