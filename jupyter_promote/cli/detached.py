@@ -21,6 +21,7 @@ from pathlib import Path
 
 from ..errors import EXIT_CANCELLED, EXIT_JOB_FAILED, EXIT_OK, JobNotFound
 from ..launch.request import new_group_id
+from ..processes import alive, start_ticks
 from .signals import say
 
 SWEEP_ID = re.compile(r"^s[0-9a-f]{12}$")
@@ -42,7 +43,7 @@ def start(argv: list[str], runs_dir: str) -> int:
     with open(log_path, "wb") as log:
         process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                                    start_new_session=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})  # fmt: skip
-    (folder / f"{group_id}.pid").write_text(str(process.pid))
+    (folder / f"{group_id}.pid").write_text(f"{process.pid} {start_ticks(process.pid)}")
     started = re.compile(rf"^sweep {group_id}: .* -> (.+)$", re.MULTILINE)
     while True:  # until its tasks are prepared, or it ended (refused: its own one-line error)
         text = log_path.read_text(errors="replace")
@@ -62,31 +63,35 @@ def start(argv: list[str], runs_dir: str) -> int:
     return EXIT_OK
 
 
-def _files(group_id: str, runs_dir: str) -> tuple[Path, Path, int]:
-    folder = folder_of(runs_dir)
-    log_path, pid_path = folder / f"{group_id}.log", folder / f"{group_id}.pid"
-    if not log_path.is_file() or not pid_path.is_file():
-        raise JobNotFound(f"{group_id}: no detached sweep of that id (looked in {folder})", subject=group_id)
-    return log_path, folder / f"{group_id}.rc", int(pid_path.read_text())
+class _Detached:
+    """A detached sweep's files: its log, its exit code once it ended, and its process."""
 
+    def __init__(self, group_id: str, runs_dir: str) -> None:
+        folder = folder_of(runs_dir)
+        self.log, self.rc = folder / f"{group_id}.log", folder / f"{group_id}.rc"
+        try:
+            pid, ticks = (folder / f"{group_id}.pid").read_text().split()
+        except (OSError, ValueError):
+            raise JobNotFound(
+                f"{group_id}: no detached sweep of that id (looked in {folder})", subject=group_id
+            ) from None
+        if not self.log.is_file():
+            raise JobNotFound(f"{group_id}: no detached sweep of that id (looked in {folder})", subject=group_id)
+        self.pid, self.ticks = int(pid), (None if ticks == "None" else int(ticks))
 
-def _running(pid: int) -> bool:
-    """Whether the sweep's process still runs (and is that process, not another that took its pid)."""
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return b"jupyter_promote.cli.detached" in f.read()
-    except OSError:
-        return False
+    def ended(self) -> bool:
+        """It wrote its exit code, or its process is gone (killed) without one."""
+        return self.rc.exists() or not alive(self.pid, self.ticks)
 
 
 def attach(group_id: str, runs_dir: str) -> int:
     """Show the sweep's output from its start and follow it to its end: the sweep's exit code."""
-    log_path, rc_path, pid = _files(group_id, runs_dir)
+    sweep = _Detached(group_id, runs_dir)
     say(f"attached to sweep {group_id}; Ctrl-C stops following")
     try:
-        with open(log_path, "rb") as log:
+        with open(sweep.log, "rb") as log:
             while True:
-                ended = rc_path.exists() or not _running(pid)
+                ended = sweep.ended()
                 chunk = log.read()
                 if chunk:
                     sys.stderr.write(chunk.decode(errors="replace"))
@@ -98,29 +103,29 @@ def attach(group_id: str, runs_dir: str) -> int:
         say(f"stopped following sweep {group_id}; it goes on (jupyter promote cancel {group_id} stops it)")
         return EXIT_CANCELLED
     with contextlib.suppress(OSError, ValueError):
-        return int(rc_path.read_text())
-    say(f"sweep {group_id}: its process ended without an exit code (killed?); see {log_path}")
+        return int(sweep.rc.read_text())
+    say(f"sweep {group_id}: its process ended without an exit code (killed?); see {sweep.log}")
     return EXIT_JOB_FAILED
 
 
 def cancel(group_id: str, runs_dir: str) -> int:
     """Stop the sweep as Ctrl-C would: its running tasks are cancelled, the rest never start."""
-    log_path, rc_path, pid = _files(group_id, runs_dir)
-    if rc_path.exists() or not _running(pid):
+    sweep = _Detached(group_id, runs_dir)
+    if sweep.ended():
         say(f"sweep {group_id} already ended; nothing to cancel")
         return EXIT_OK
-    os.kill(pid, signal.SIGTERM)
+    os.kill(sweep.pid, signal.SIGTERM)
     deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and _running(pid) and not rc_path.exists():
+    while time.monotonic() < deadline and not sweep.ended():
         time.sleep(0.3)
-    if _running(pid) and not rc_path.exists():
-        say(f"sweep {group_id}: asked to stop, still stopping its tasks; see {log_path}")
+    if not sweep.ended():
+        say(f"sweep {group_id}: asked to stop, still stopping its tasks; see {sweep.log}")
         return EXIT_OK
     say(f"sweep {group_id} cancelled")
     return EXIT_OK
 
 
-#: How the detached process starts (its command line names this module: see :func:`_running`).
+#: How the detached process starts.
 _ENTRY = "import sys; from jupyter_promote.cli.detached import run_detached; sys.exit(run_detached())"
 
 

@@ -13,17 +13,9 @@ from typing import Any, ClassVar
 from traitlets import Float, Int, Unicode
 
 from ..models import JobRecord, JobState
+from ..processes import alive, start_ticks
 from ..rundir import RunDir
 from .base import Target, TargetStatus
-
-
-def _start_ticks(pid: int) -> int | None:
-    """The process start time in clock ticks (/proc/PID/stat field 22), to tell a pid from its reuse."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return int(f.read().rsplit(")", 1)[1].split()[19])
-    except (OSError, ValueError, IndexError):
-        return None
 
 
 class LocalTarget(Target):
@@ -87,7 +79,7 @@ class LocalTarget(Target):
                 preexec_fn=before_exec if cpus or nice else None,  # noqa: PLW1509
             )
         self._children[proc.pid] = proc
-        return {"pid": proc.pid, "start_ticks": _start_ticks(proc.pid)}
+        return {"pid": proc.pid, "start_ticks": start_ticks(proc.pid)}
 
     def _exit_code(self, handle: dict[str, Any]) -> tuple[bool, int | None]:
         """(still running, exit code when known)."""
@@ -101,15 +93,7 @@ class LocalTarget(Target):
             return code is None, code
         if pid in self._exit_codes:
             return False, self._exit_codes[pid]
-        ticks = _start_ticks(pid)
-        alive = ticks is not None and ticks == handle.get("start_ticks")
-        if alive:
-            try:
-                with open(f"/proc/{pid}/stat") as f:
-                    alive = f.read().rsplit(")", 1)[1].split()[0] != "Z"
-            except OSError:
-                alive = False
-        return alive, None
+        return alive(pid, handle.get("start_ticks")), None
 
     async def poll(self, handles: dict[str, dict[str, Any]]) -> dict[str, TargetStatus]:
         statuses = {}
