@@ -306,11 +306,16 @@ def _which(name: str) -> str | None:
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
-    """The fault suite's figures (tests/fault_ledger.py), as this run saw them."""
+    """The fault suite's figures (tests/fault_ledger.py) and the differential suite's agreement with papermill
+    (tests/differential.py), as this run saw them."""
+    import differential
     import fault_ledger
 
-    lines = fault_ledger.summary()
-    if lines:
-        terminalreporter.section("fault suite figures")
-        for line in lines:
-            terminalreporter.write_line(line)
+    for title, lines in (
+        ("fault suite figures", fault_ledger.summary()),
+        ("papermill agreement", differential.summary()),
+    ):
+        if lines:
+            terminalreporter.section(title)
+            for line in lines:
+                terminalreporter.write_line(line)

@@ -16,9 +16,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..channel.keys import take_runner_key
+from ..channel.wire import EscapingFormatter
 from ..models import JobRecord
 from ..rundir import RunDir
 from ..runtime.events import EventLog, EventTail
+from .output import finish_output
 from .supervisor import Pulse, Supervisor
 from .workdir import StagedInputs, artifacts, stage
 
@@ -57,13 +60,22 @@ def _record_environment(run: RunDir, kernel: str, events: list[dict[str, Any]]) 
         print(f"jupyter-promote: could not record the job's environment: {exc}", file=sys.stderr, flush=True)
 
 
+_OVERLAY_PATH = (
+    "\n# jupyter-promote's runtime overlay: the installed package's other modules stay importable\n"
+    "__path__ = __import__('pkgutil').extend_path(__path__, __name__)\n"
+)
+
+
 def _kernel_environment(run: RunDir, record: JobRecord) -> None:
     """Environment for the kernel (inherited through papermill): event file, job id, runtime overlay."""
     overlay = run.runtime_dir / "jupyter_promote"
     package = Path(__file__).resolve().parent.parent
     if not overlay.exists():
         shutil.copytree(package / "runtime", overlay / "runtime", ignore=shutil.ignore_patterns("__pycache__"))
-        shutil.copy2(package / "__init__.py", overlay / "__init__.py")
+        # the overlay is a part of the package, not all of it: where jupyter-promote is installed for the
+        # kernel's interpreter (papermill's entry point, `!papermill ...` in a cell), the rest is found there
+        source = (package / "__init__.py").read_text(encoding="utf-8")
+        (overlay / "__init__.py").write_text(source + _OVERLAY_PATH, encoding="utf-8")
         shutil.copy2(package / "_version.py", overlay / "_version.py")
     os.environ["PROMOTE_RUN_DIR"] = str(run.path)
     os.environ["PROMOTE_EVENTS"] = str(run.events)
@@ -91,26 +103,23 @@ def _report_files(log: EventLog, staged: StagedInputs | None) -> None:
     except OSError as exc:
         print(f"jupyter-promote: could not list the job's files: {exc}", file=sys.stderr, flush=True)
         return
-    if written:
+    if written:  # who changed them is not known (writes by other processes are left out): say what changed
         shown = ", ".join(written[:5]) + (f" and {len(written) - 5} more" if len(written) > 5 else "")
-        log.emit("alert", kind="input_written", action="alert", source="runner", files=written,
-                 message=f"the job wrote into {shown} beside the notebook; write new files instead, they are kept "
-                 "in the run directory")  # fmt: skip
+        message = (
+            f"{shown} beside the notebook changed while the job ran; if the job wrote there, it wrote into your "
+            "files (its working directory links to them): write new files instead, they are kept in the run directory"
+        )
+        log.emit("alert", kind="input_written", action="alert", source="runner", files=written, message=message)
 
 
 def outcome(error: BaseException | None, supervisor: Supervisor, tracker: Any) -> tuple[str, str | None, str | None]:
-    """(state, reason, message) of a finished execution."""
+    """(state, reason, message) of a finished execution. A cell is named as the user counts the notebook's
+    own code cells (:mod:`jupyter_promote.job.cells`), with its first line quoted."""
     from nbclient.exceptions import CellTimeoutError, DeadKernelError
     from papermill.exceptions import PapermillExecutionError
 
-    cell = None
-    if tracker is not None and tracker.current is not None:
-        # numbered as the user counts the notebook's code cells (as `jupyter promote check` does), not the
-        # job notebook's with its injected cells
-        number, total = tracker.own_number.get(tracker.current), tracker.own_total
-        # None: one of the injected cells (setup, seed, finish)
-        cell = "an injected cell of jupyter-promote" if number is None else f"cell {number} of {total}"
-    where = f" in {cell}" if cell else ""
+    running = tracker.current if tracker is not None else None
+    where = f" in {tracker.describe(running)}" if running is not None else ""
     if supervisor.stop_reason == "cancelled":
         return "cancelled", "cancelled", f"cancelled{where}"
     if supervisor.stop_reason == "timeout":
@@ -121,12 +130,16 @@ def outcome(error: BaseException | None, supervisor: Supervisor, tracker: Any) -
     if fatal is not None:
         return "failed", fatal["kind"] if fatal["kind"] != "throughput_drop" else "throughput", fatal["message"]
     if isinstance(error, PapermillExecutionError):
-        position = tracker.number.get(error.cell_index) if tracker else None
-        label = f"cell {position}" if position else f"cell at index {error.cell_index}"
-        message = f"{label} failed: {error.ename}: {error.evalue}".rstrip(": ")
-        if error.ename in _MONITOR_ERRORS:
-            return "failed", _MONITOR_ERRORS[error.ename], message
-        if error.ename in _MEMORY_ERRORS:
+        ename, evalue = error.ename, str(error.evalue or "")
+        last = tracker.last_error if tracker is not None else None
+        if ename == "CellExecutionError" and not evalue and last and last.get("index") == error.cell_index:
+            # the cell failed without an error output (IPython's UsageError, for one): the reply says why
+            ename, evalue = str(last.get("ename") or ename), str(last.get("evalue") or "")
+        label = tracker.describe(error.cell_index) if tracker is not None else f"the cell at index {error.cell_index}"
+        message = f"{label} failed: {ename}: {evalue}".rstrip(": ")
+        if ename in _MONITOR_ERRORS:
+            return "failed", _MONITOR_ERRORS[ename], message
+        if ename in _MEMORY_ERRORS:
             return "failed", "oom", message
         return "failed", "error", message
     if isinstance(error, DeadKernelError):
@@ -142,7 +155,7 @@ def outcome(error: BaseException | None, supervisor: Supervisor, tracker: Any) -
 def _log_to_stderr() -> None:
     """Cell outputs (papermill's log_output) and papermill's own messages go to the job log."""
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(message)s"))
+    handler.setFormatter(EscapingFormatter("%(message)s"))  # a printed line never reads as a channel record
     papermill_log = logging.getLogger("papermill")
     papermill_log.addHandler(handler)
     papermill_log.setLevel(logging.INFO)
@@ -152,6 +165,7 @@ def run(run_dir: str) -> int:
     _log_to_stderr()
     run = RunDir(run_dir)
     record = run.read()
+    take_runner_key(run.path)  # the kernel never holds the key: statuses it writes never count
     log = EventLog(str(run.events), record.id)
     _kernel_environment(run, record)
     supervisor = Supervisor(run, record, log)
@@ -219,6 +233,14 @@ def _execute(
             supervisor.fatal = event
     tracker = getattr(sys.modules.get(f"{__package__}.papermill_engine"), "active_tracker", None)
     state, reason, message = outcome(error, supervisor, tracker)
+    stopped = tracker.current if tracker is not None and state != "succeeded" else None
+    stopped_as = {"timeout": "TimeoutError", "cancelled": "JobCancelled", "killed": "DeadKernelError"}
+    finish_output(
+        run.output_notebook,
+        stopped_index=stopped,
+        ename=stopped_as.get(reason or "", "JobStopped"),
+        message=message or "",
+    )
     if state == "succeeded":  # before the final status: whoever judges parity on it reads this record
         _record_environment(run, os.environ.get("JUPYTER_PROMOTE_KERNEL") or record.kernel, events)
     return state, reason, message

@@ -22,13 +22,12 @@ from typing import Any
 
 from .._version import __version__
 from ..models import MonitorSettings
-from .notebook import source_of, tags_of, validate, write_notebook
+from .cells import INJECTED_TAG, PAPERMILL_INJECTED_TAG, executed
+from .notebook import tags_of, validate, write_notebook
 
 __all__ = ["INJECTED_TAG", "Conversion", "convert", "write_notebook"]
 
-INJECTED_TAG = "jupyter-promote-injected"
 PARAMETERS_TAG = "parameters"
-PAPERMILL_INJECTED_TAG = "injected-parameters"
 
 
 @dataclass(frozen=True)
@@ -87,5 +86,5 @@ def convert(nb: dict[str, Any], monitor: MonitorSettings, *, deterministic: bool
         "deterministic": deterministic,
     }
     validate(job, "the job notebook")
-    code = sum(1 for c in cells if c.get("cell_type") == "code" and source_of(c).strip())
+    code = sum(1 for c in cells if executed(c))
     return Conversion(job, params_at is not None, code)
