@@ -93,5 +93,6 @@ def summary() -> list[str]:
             "events lost", "events duplicated", "job.json disagreeing with the store", "fuzz requests",
             "500s in the fuzz")  # fmt: skip
     lines = [f"{key}: {FIGURES[key]}" for key in keys]
+    lines += [f"{key}: {count}" for key, count in sorted(FIGURES.items()) if key not in keys]  # e.g. the channel fuzz
     lines.append("fault kinds: " + ", ".join(sorted(KINDS)))
     return lines

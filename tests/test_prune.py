@@ -10,6 +10,8 @@ import time
 import pytest
 from conftest import NOTEBOOKS, job, wait_for
 
+from jupyter_promote.runtime.signing import MAC_FIELD, event_mac, read_key
+
 
 def age(run, days: float) -> None:
     """Make a finished job look as if it ran ``days`` earlier: its record's times and its events' shifted back."""
@@ -20,7 +22,10 @@ def age(run, days: float) -> None:
             record[key] -= shift
     (run / "job.json").write_text(json.dumps(record))
     events = [json.loads(line) for line in (run / "events.jsonl").read_text().splitlines() if line.strip()]
-    (run / "events.jsonl").write_text("".join(json.dumps({**e, "ts": e["ts"] - shift}) + "\n" for e in events))
+    key = read_key(str(run))  # the runner signed its events, their times included: sign the shifted ones again
+    shifted = [{**e, "ts": e["ts"] - shift} for e in events]
+    signed = [{**e, MAC_FIELD: event_mac(key, e)} if key and MAC_FIELD in e else e for e in shifted]
+    (run / "events.jsonl").write_text("".join(json.dumps(e) + "\n" for e in signed))
 
 
 def test_prune_removes_old_finished_jobs_keeps_recent_and_running_ones(cli):
@@ -53,6 +58,80 @@ def test_prune_removes_old_finished_jobs_keeps_recent_and_running_ones(cli):
     finally:
         running.terminate()
         running.communicate(timeout=60)
+
+
+def _append_event(run, **fields) -> None:
+    lines = (run / "events.jsonl").read_text().splitlines()
+    event = {"seq": json.loads(lines[-1])["seq"] + 1, "job": job(run)["id"], **fields}
+    (run / "events.jsonl").write_text("\n".join([*lines, json.dumps(event)]) + "\n")
+
+
+def test_status_and_prune_take_no_time_from_an_event_whose_ts_is_text(cli):
+    # Given two old finished jobs, one whose events end with a status whose ts is text (a writer's bug)
+    for _ in range(2):
+        assert cli("run", str(NOTEBOOKS / "success.ipynb")).returncode == 0
+    healthy, text_ts = sorted(cli.runs.iterdir())
+    text_ts_id = job(text_ts)["id"]
+    for run in (healthy, text_ts):
+        age(run, 40)
+    _append_event(text_ts, ts="yesterday", type="status", state="succeeded", stage="finished")
+    # When status lists the jobs, and prune removes the old ones
+    status = cli("status")
+    pruned = cli("prune", "--older-than", "30d")
+    # Then the event is set aside: both commands see two old succeeded jobs, and prune removes both
+    assert status.returncode == 0, status.stderr
+    assert text_ts_id in status.stdout and status.stdout.count("succeeded") == 2, status.stdout
+    assert pruned.returncode == 0, pruned.stderr
+    assert "removed 2 job(s)" in pruned.stdout and not healthy.exists() and not text_ts.exists()
+
+
+def test_status_and_prune_go_on_past_a_job_whose_record_is_unreadable(cli):
+    # Given two old finished jobs, one whose job.json is torn
+    for _ in range(2):
+        assert cli("run", str(NOTEBOOKS / "success.ipynb")).returncode == 0
+    healthy, torn = sorted(cli.runs.iterdir())
+    healthy_id = job(healthy)["id"]
+    age(healthy, 40)
+    (torn / "job.json").write_text('{"id": "torn", "state": ')
+    # When status lists the jobs, and prune removes the old ones
+    status = cli("status")
+    pruned = cli("prune", "--older-than", "30d")
+    # Then each lists or removes the healthy job and says, in one line, that it skipped the torn one
+    assert status.returncode == 0, status.stderr
+    assert healthy_id in status.stdout
+    assert len(status.stderr.splitlines()) == 1 and str(torn) in status.stderr, status.stderr
+    assert pruned.returncode == 0, pruned.stderr
+    assert "removed 1 job(s)" in pruned.stdout and not healthy.exists() and torn.exists()
+    assert len(pruned.stderr.splitlines()) == 1 and str(torn) in pruned.stderr, pruned.stderr
+
+
+def test_a_record_whose_end_time_is_text_ends_when_it_was_last_updated(tmp_path):
+    from jupyter_promote.housekeeping import ended_at, prunable
+    from jupyter_promote.models import JobRecord, JobState
+    from jupyter_promote.rundir import RunDir
+
+    # Given two finished jobs' run directories, one whose record says it finished "yesterday"
+    now = time.time()
+    runs = []
+    for name, finished in (("text", "yesterday"), ("number", now - 10 * 86400)):
+        run = RunDir(tmp_path / name)
+        run.path.mkdir()
+        record = JobRecord(
+            id=name,
+            notebook="nb.ipynb",
+            target="local",
+            kernel="python3",
+            state=JobState.SUCCEEDED,
+            created_at=now - 20 * 86400,
+            finished_at=finished,
+        )
+        run.write(record)
+        runs.append(run)
+    # When their ends are read, and the ones older than a week are found
+    found = [p.record.id for p in prunable(runs, 7 * 86400, now=now + 8 * 86400, skipped=print)]
+    # Then the text is no time: it ended when its record was last written; both are older than a week
+    assert ended_at(runs[0].read()) == runs[0].read().updated_at
+    assert sorted(found) == ["number", "text"]
 
 
 def test_prune_refuses_a_bad_age_with_one_line(cli):

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ..execute.workdir import artifacts
 from ..rundir import RunDir
-from .wire import event_lines, file_lines
+from .wire import event_lines, file_lines, note_lines
 
 #: How often the output notebook is sent while the job runs (seconds), when it changed.
 OUTPUT_EVERY_S = 60.0
@@ -27,10 +27,12 @@ _FINAL = ("succeeded", "failed", "cancelled")
 
 
 class Sender:
-    """Forwards one run directory's events and files to ``fd`` (stdout) from a thread of its own."""
+    """Forwards one run directory's events and files to ``fd`` (stdout) from a thread of its own, each
+    record signed with ``key`` (the job's, :func:`~jupyter_promote.channel.keys.take_runner_key`)."""
 
-    def __init__(self, run: RunDir, fd: int = 1, poll_s: float = 0.2) -> None:
+    def __init__(self, run: RunDir, fd: int = 1, poll_s: float = 0.2, key: bytes | None = None) -> None:
         self.run = run
+        self.key = key
         self.fd = fd
         self.poll_s = poll_s
         self._offset = 0
@@ -77,7 +79,7 @@ class Sender:
                 if line.strip():
                     if _is_final(line):
                         self._send_files()
-                    self._write(event_lines(line))
+                    self._write(event_lines(line, self.key))
 
     def _send_output(self) -> None:
         path = self.run.output_notebook
@@ -90,7 +92,7 @@ class Sender:
         except (OSError, ValueError):
             return
         self._sent_output = mtime
-        self._write(file_lines("output.ipynb", data))
+        self._write(file_lines("output.ipynb", data, self.key))
 
     def _send_files(self) -> None:
         self._sent_output = None
@@ -110,10 +112,10 @@ class Sender:
             except OSError:
                 continue
             budget -= len(data)
-            self._write(file_lines(name, data))
+            self._write(file_lines(name, data, self.key))
         if left_out:
             note = {"left_out": left_out[:50], "count": len(left_out), "budget": MAX_FILES_BYTES}
-            self._write([f"@promote n {json.dumps(note)}\n".encode()])
+            self._write(note_lines(note, self.key))
 
     def _write(self, lines: list[bytes]) -> None:
         for line in lines:

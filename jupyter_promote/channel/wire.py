@@ -1,121 +1,99 @@
 """The channel's line format, in the job's stdout among whatever else it prints.
 
-- ``@promote e {json}``: one line of the job's events file, when it is ASCII and short;
-- ``@promote b {"id", "kind", "name", "parts", "size", "sha256"}`` then ``parts`` lines
-  ``@promote p ID INDEX BASE64``: a message in fragments (a file, or an event line too long for one line);
-- ``@promote n {"left_out", "count", "budget"}``: the job's files that were too big to send.
+Every record is a line of its own, starting with ``@promote KIND MAC PAYLOAD``: ``MAC`` is the first 32 hex
+digits of an HMAC-SHA256 of ``KIND PAYLOAD`` under the job's key (:mod:`.keys`), which only the runner and
+the submitter hold, so nothing the notebook prints can pass for a record. The kinds:
 
-Every line is written with one ``write`` of at most :data:`MAX_LINE` bytes, under ``PIPE_BUF``: lines from
-the job's other writers never tear one. A message whose fragments do not all arrive, or whose checksum
-does not match, is dropped (and the receiver says so).
+- ``e {json}``: one line of the job's events file, when it is ASCII and short;
+- ``b {"id", "kind", "name", "parts", "size", "sha256"}`` then ``parts`` lines ``p ID INDEX BASE64``: a
+  message in fragments (a file, or an event line too long for one line);
+- ``n {"left_out", "count", "budget"}``: the job's files that were too big to send.
+
+A job submitted without a key (an older submitter) writes ``@promote KIND PAYLOAD``, unsigned.
+
+Every record is written with one ``write`` of at most :data:`MAX_LINE` bytes, under ``PIPE_BUF``, after a
+newline of its own: lines from the job's other writers never tear one, and one they left unfinished does not
+hide it. What the runner forwards from papermill and the kernel is escaped (:func:`escape`): a printed line
+starting with ``@promote`` gets one more ``@``, which the receiver takes off again.
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
+import hmac
 import itertools
 import json
+import logging
 import os
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+import re
 from typing import Any
 
 PREFIX = "@promote "
-#: The longest line written (bytes, with its newline): under Linux's PIPE_BUF (4096), so a line is atomic.
+#: The longest line written (bytes, with its newlines): under Linux's PIPE_BUF (4096), so a line is atomic.
 MAX_LINE = 4000
-_CHUNK = 2700  # raw bytes per fragment: 3600 base64 characters
+#: Raw bytes per fragment: 3600 base64 characters.
+CHUNK = 2700
+#: Hex digits of a record's MAC.
+MAC_DIGITS = 32
 _ids = itertools.count(1)
+_MARKED = re.compile(r"^(@+promote)", re.MULTILINE)
 
 
-def event_lines(line: bytes) -> list[bytes]:
+def record_mac(key: bytes, kind: str, payload: str) -> str:
+    """The MAC of one record (``kind`` and ``payload`` as on the line)."""
+    return hmac.new(key, f"{kind} {payload}".encode(), hashlib.sha256).hexdigest()[:MAC_DIGITS]
+
+
+def record(kind: str, payload: str, key: bytes | None) -> bytes:
+    """One record's line, after a newline of its own."""
+    mac = f"{record_mac(key, kind, payload)} " if key is not None else ""
+    return f"\n{PREFIX}{kind} {mac}{payload}\n".encode()
+
+
+def escape(text: str) -> str:
+    """``text`` as the runner forwards what papermill and the kernel print: never a record."""
+    return _MARKED.sub(r"@\1", text)
+
+
+class EscapingFormatter(logging.Formatter):
+    """A log formatter whose lines are :func:`escape` d (the runner's handler for papermill's log)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return escape(super().format(record))
+
+
+def event_lines(line: bytes, key: bytes | None = None) -> list[bytes]:
     """The channel's lines for one line of an events file."""
     line = line.rstrip(b"\n")
-    if len(line) + len(PREFIX) + 3 <= MAX_LINE and line.isascii() and b"\n" not in line:
-        return [PREFIX.encode() + b"e " + line + b"\n"]
-    return _fragments("event", "", line)
+    if len(line) + len(PREFIX) + MAC_DIGITS + 6 <= MAX_LINE and line.isascii() and b"\n" not in line:
+        return [record("e", line.decode(), key)]
+    return _fragments("event", "", line, key)
 
 
-def file_lines(name: str, data: bytes) -> list[bytes]:
+def file_lines(name: str, data: bytes, key: bytes | None = None) -> list[bytes]:
     """The channel's lines for a file at ``name`` (relative to the run directory)."""
-    return _fragments("file", name, data)
+    return _fragments("file", name, data, key)
 
 
-def _fragments(kind: str, name: str, data: bytes) -> list[bytes]:
+def note_lines(note: dict[str, Any], key: bytes | None = None) -> list[bytes]:
+    """The channel's line for the files left out."""
+    return [record("n", json.dumps(note), key)]
+
+
+def _fragments(kind: str, name: str, data: bytes, key: bytes | None) -> list[bytes]:
     ident = f"{os.getpid()}.{next(_ids)}"
-    parts = max(1, -(-len(data) // _CHUNK))
-    header = {"id": ident, "kind": kind, "name": name, "parts": parts, "size": len(data),
-              "sha256": hashlib.sha256(data).hexdigest()}  # fmt: skip
-    lines = [f"{PREFIX}b {json.dumps(header)}\n".encode()]
+    parts = max(1, -(-len(data) // CHUNK))
+    header = {
+        "id": ident,
+        "kind": kind,
+        "name": name,
+        "parts": parts,
+        "size": len(data),
+        "sha256": hashlib.sha256(data).hexdigest(),
+    }
+    lines = [record("b", json.dumps(header), key)]
     for index in range(parts):
-        chunk = base64.b64encode(data[index * _CHUNK : (index + 1) * _CHUNK]).decode()
-        lines.append(f"{PREFIX}p {ident} {index} {chunk}\n".encode())
+        chunk = base64.b64encode(data[index * CHUNK : (index + 1) * CHUNK]).decode()
+        lines.append(record("p", f"{ident} {index} {chunk}", key))
     return lines
-
-
-@dataclass
-class _Pending:
-    header: dict[str, Any]
-    parts: dict[int, bytes] = field(default_factory=dict)
-
-
-class Decoder:
-    """Reads a job's stream in pieces of any size; yields ``("event", line)``, ``("file", (name, data))``,
-    ``("text", line)`` (what else the job printed), ``("left_out", json)`` and ``("broken", why)``, in the stream's order."""
-
-    def __init__(self) -> None:
-        self._partial = ""
-        self._pending: dict[str, _Pending] = {}
-
-    def feed(self, text: str) -> Iterator[tuple[str, Any]]:
-        text = self._partial + text
-        *lines, self._partial = text.split("\n")
-        for line in lines:
-            yield from self._line(line.rstrip("\r"))
-
-    def _line(self, line: str) -> Iterator[tuple[str, Any]]:
-        at = line.find(PREFIX)
-        if at < 0:
-            yield ("text", line)
-            return
-        if at > 0:  # something printed without a newline just before
-            yield ("text", line[:at])
-        kind, _, rest = line[at + len(PREFIX) :].partition(" ")
-        if kind == "e":
-            yield ("event", rest)
-        elif kind == "b":
-            try:
-                header = json.loads(rest)
-                self._pending[str(header["id"])] = _Pending(header)
-            except (ValueError, KeyError, TypeError):
-                yield ("broken", "a fragmented message whose header does not parse")
-        elif kind == "p":
-            yield from self._part(rest)
-        elif kind == "n":
-            yield ("left_out", rest)
-        else:
-            yield ("text", line[at:])
-
-    def _part(self, rest: str) -> Iterator[tuple[str, Any]]:
-        ident, _, rest = rest.partition(" ")
-        index, _, chunk = rest.partition(" ")
-        pending = self._pending.get(ident)
-        if pending is None or not index.isdigit():
-            return  # the header was before where this reader started (a stream read from its middle)
-        try:
-            pending.parts[int(index)] = base64.b64decode(chunk, validate=True)
-        except ValueError:
-            del self._pending[ident]
-            yield ("broken", f"a fragment of {pending.header.get('name') or 'an event'} is not base64")
-            return
-        header = pending.header
-        if len(pending.parts) < int(header["parts"]):
-            return
-        del self._pending[ident]
-        data = b"".join(pending.parts[i] for i in range(int(header["parts"])))
-        if hashlib.sha256(data).hexdigest() != header.get("sha256"):
-            yield ("broken", f"{header.get('name') or 'an event'} arrived damaged (checksum)")
-        elif header.get("kind") == "file":
-            yield ("file", (str(header.get("name")), data))
-        else:
-            yield ("event", data.decode("utf-8", "replace"))

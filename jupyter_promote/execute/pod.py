@@ -15,6 +15,7 @@ import sys
 import tarfile
 from pathlib import Path
 
+from ..channel.keys import take_runner_key
 from ..channel.sender import Sender
 from ..rundir import RunDir
 from ..runtime.events import EventLog
@@ -45,6 +46,7 @@ def unpack_inputs(archive_path: Path, into: Path) -> None:
 
 def run(payload: Path) -> int:
     here = Path.cwd()
+    key = take_runner_key(here, make=False)  # out of the environment before anything starts
     try:
         for name in (JOB_JSON, JOB_NOTEBOOK):
             shutil.copyfile(payload / name, here / name)
@@ -53,12 +55,12 @@ def run(payload: Path) -> int:
     except Exception as exc:  # nothing to report on: the job's own record did not come
         print(f"jupyter-promote: the job's payload {payload} is unusable: {exc}", file=sys.stderr)
         return 4
-    with Sender(run_dir):
+    with Sender(run_dir, key=key):
         try:
             if (payload / INPUTS).is_file():
                 unpack_inputs(payload / INPUTS, here / "inputs")
         except (OSError, tarfile.TarError) as exc:
-            EventLog(str(run_dir.events), record.id).emit(
+            EventLog(str(run_dir.events), record.id, key=key).emit(
                 "status", state="failed", reason="error", source="node",
                 message=f"the notebook's folder that came with the job could not be unpacked: {exc}",
             )  # fmt: skip

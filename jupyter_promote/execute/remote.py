@@ -16,6 +16,7 @@ import os
 import sys
 from pathlib import Path
 
+from ..channel.keys import take_runner_key
 from ..channel.sender import Sender
 from ..image.shipped import PARTS_FILE, assemble
 from ..rundir import RunDir
@@ -32,7 +33,8 @@ def _module_dir(name: str) -> Path:
 def run(env_module: str, cache: str) -> int:
     run_dir = RunDir(Path.cwd())
     record = run_dir.read()
-    with Sender(run_dir):
+    key = take_runner_key(run_dir.path, make=False)  # out of the environment before anything starts
+    with Sender(run_dir, key=key):
         try:
             env = _module_dir(env_module)
             listing = env / PARTS_FILE
@@ -52,7 +54,7 @@ def run(env_module: str, cache: str) -> int:
                 message += f" {lines[-1]}"
             print(f"jupyter-promote: the job's environment could not be made on this node: {exc}",
                   file=sys.stderr, flush=True)  # fmt: skip
-            EventLog(str(run_dir.events), record.id).emit(
+            EventLog(str(run_dir.events), record.id, key=key).emit(
                 "status", state="failed", reason="environment", message=message, source="node"
             )
             return 4

@@ -16,9 +16,10 @@ from collections.abc import Callable
 from typing import Any
 
 from ..events import JobView, problem
+from ..events.authority import FinalStateRule, job_events
 from ..models import JobRecord, JobState
 from ..rundir import RunDir
-from ..runtime.events import EventLog, EventTail, read_events
+from ..runtime.events import EventLog, EventTail
 from ..targets import Target
 from ..targets.base import TargetStatus
 from .pipeline import Prepared
@@ -70,14 +71,16 @@ class RunnerSilence:
         return False
 
 
-def _set_aside(events: list[dict[str, Any]], tail: EventTail, log: EventLog) -> list[dict[str, Any]]:
+def _set_aside(
+    events: list[dict[str, Any]], tail: EventTail, log: EventLog, rule: FinalStateRule
+) -> list[dict[str, Any]]:
     """The events that can be folded; each one that cannot (another writer's line, an unknown type or state)
     is set aside and reported as an alert in the job's own log, never fatal."""
     bad = [(e, "not this job's (another writer's line)") for e in tail.foreign]
     tail.foreign.clear()
     good = []
     for event in events:
-        why = problem(event)
+        why = problem(event) or rule.why(event)
         if why is None:
             good.append(event)
         else:
@@ -108,6 +111,7 @@ async def follow(
     """
     record, run = prepared.record, prepared.run
     tail = EventTail(str(run.events), job=record.id)
+    rule = FinalStateRule(run.path)
     view = JobView()
     ended_at: float | None = None
 
@@ -121,7 +125,7 @@ async def follow(
     def drain() -> None:
         nonlocal written
         events = tail.read()
-        for event in _set_aside(events, tail, prepared.log):
+        for event in _set_aside(events, tail, prepared.log, rule):
             view.apply(event)
             silence.saw(event)
             if event["type"] == "status" and JobState(event["state"]).final:
@@ -228,7 +232,7 @@ async def check_once(record: JobRecord, run: RunDir, target: Target) -> None:
         return
     status = (await target.poll({record.id: record.handle}))[record.id]
     ended = status.state is None or status.state.final
-    if ended and not JobView().fold(read_events(str(run.events))).state.final:  # not already told by the relay
+    if ended and not JobView().fold(job_events(run.path)).state.final:  # not already told by the relay
         settle_from_target(EventLog(str(run.events), record.id), status)
 
 

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import fcntl
 import json
+import math
 import os
 import threading
 import time
 from collections.abc import Iterator
 from typing import Any
+
+from .signing import MAC_FIELD, event_mac, may_sign_here, read_key, signed_by
 
 EVENT_TYPES = ("status", "image", "cell", "heartbeat", "step", "metric", "gpu", "alert", "artifacts")
 _TAIL_BYTES = 65536
@@ -39,11 +42,16 @@ class EventLog:
         The ``events.jsonl`` file; created when missing.
     job
         The job id written into every event.
+    key
+        The job's key (:mod:`.signing`): every event is signed with it. Without one, a log outside the
+        runner's children signs with the key in the run directory, once there is one (its status events
+        look for it): the submitter's own word on a job (lost, cancelled) counts as the runner's does.
     """
 
-    def __init__(self, path: str, job: str) -> None:
+    def __init__(self, path: str, job: str, key: bytes | None = None) -> None:
         self.path = os.fspath(path)
         self.job = job
+        self.key = key
         self._lock = threading.Lock()
         # where this writer's last line ended and its seq: when the file still ends there, nobody else
         # appended and the next seq is known without reading (a monitor emitting hundreds per second)
@@ -58,15 +66,24 @@ class EventLog:
             stage = stage_of_state(str(fields.get("state")))
             if stage is not None:
                 fields["stage"] = stage
-        return self._append(round(time.time(), 6), {"type": type, **fields})
+        key = self._key(look=type == "status")
+        return self._append(round(time.time(), 6), {"type": type, **fields}, key)
 
     def relay(self, event: dict[str, Any]) -> dict[str, Any]:
         """Append an event another log wrote (a job's own, on a cluster that shares no filesystem with this
-        one): numbered here, its time and fields kept, its own seq as ``remote_seq``."""
-        fields = {k: v for k, v in event.items() if k not in ("seq", "ts", "job", "remote_seq")}
-        return self._append(event["ts"], {**fields, "remote_seq": event["seq"]})
+        one): numbered here, its time and fields kept, its own seq as ``remote_seq``; signed here only when
+        it came signed under this log's key (the runner's word stays the runner's, nobody else's becomes it)."""
+        fields = {k: v for k, v in event.items() if k not in ("seq", "ts", "job", "remote_seq", MAC_FIELD)}
+        key = self._key(look=True)
+        signed = key is not None and signed_by(key, event)
+        return self._append(event["ts"], {**fields, "remote_seq": event["seq"]}, key if signed else None)
 
-    def _append(self, ts: float, fields: dict[str, Any]) -> dict[str, Any]:
+    def _key(self, look: bool) -> bytes | None:
+        if self.key is None and look and may_sign_here():
+            self.key = read_key(os.path.dirname(os.path.abspath(self.path)))
+        return self.key
+
+    def _append(self, ts: float, fields: dict[str, Any], key: bytes | None) -> dict[str, Any]:
         with self._lock, open(self.path, "a+b") as f:
             fcntl.flock(f, fcntl.LOCK_EX)
             try:
@@ -77,6 +94,10 @@ class EventLog:
                     seq, ends_with_newline = _last_seq(f)
                 event = {"seq": seq + 1, "ts": ts, "job": self.job, **fields}
                 line = json.dumps(event, default=_jsonable, allow_nan=False, separators=(",", ":"))
+                if key is not None:  # signed as it will be read back
+                    event = json.loads(line)
+                    event[MAC_FIELD] = event_mac(key, event)
+                    line = json.dumps(event, allow_nan=False, separators=(",", ":"))
                 f.write((b"" if ends_with_newline else b"\n") + line.encode() + b"\n")
                 f.flush()
                 self._end, self._seq = f.tell(), seq + 1
@@ -127,18 +148,33 @@ class Event(dict):  # type: ignore[type-arg]
     text: str
 
 
+def _not_json(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):  # 1e999: what no EventLog writes and every JSON encoder here refuses
+        raise ValueError(f"{text[:20]} is past a float's range")
+    return value
+
+
 def _parse(raw: bytes) -> Event | None:
+    """The event on one line, or None when the line holds none: torn (a writer killed mid-line), not UTF-8,
+    not JSON, nested deeper than the parser goes, or holding NaN, Infinity or 1e999 (an EventLog never writes
+    them, a browser cannot parse the first two). Whatever the line holds, this raises nothing."""
     raw = raw.strip()
     if not raw:
         return None
     try:
-        data = json.loads(raw)
-    except ValueError:  # a torn line from a process killed mid-write
+        text = raw.decode()
+        data = json.loads(text, parse_constant=_not_json, parse_float=_finite)
+    except (ValueError, RecursionError, OverflowError):  # UnicodeDecodeError and JSONDecodeError are ValueErrors
         return None
     if not (isinstance(data, dict) and isinstance(data.get("seq"), int)):
         return None
     event = Event(data)
-    event.text = raw.decode()
+    event.text = text
     return event
 
 

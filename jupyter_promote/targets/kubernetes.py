@@ -29,13 +29,15 @@ from typing import Any, ClassVar
 
 from traitlets import Bool, Dict, Float, Int, List, Unicode
 
+from ..channel.keys import job_key
 from ..channel.receiver import Receiver
 from ..errors import TargetError
 from ..image.recipe import RUNNER_PREFIX
 from ..models import JobRecord, JobState
 from ..rundir import RunDir
+from ..runtime.signing import KEY_ENV
 from .base import Target, TargetStatus, container_environment, memory_text
-from .inputs import pack_inputs
+from .inputs import carry_hidden_setting, pack_inputs
 
 #: Seconds a Job that ended may still be bringing its log in before it is taken as ended.
 LOG_GRACE_S = 60.0
@@ -86,6 +88,7 @@ class KubernetesTarget(Target):
                              "with reason 'environment'; it is reported queued with that reason meanwhile.").tag(config=True)  # fmt: skip
     max_inputs_kb = Int(900, help="The most KiB of the notebook's folder (compressed) sent with a job: it travels "
                         "in a ConfigMap, which holds at most 1 MiB.").tag(config=True)  # fmt: skip
+    carry_hidden = carry_hidden_setting()
     kill_grace = Int(10, help="Seconds between SIGTERM and SIGKILL when a job is cancelled.").tag(config=True)
     pod_spec = Dict(help="More pod spec fields for every job (volumes, securityContext, priorityClassName, "
                     "affinity, ...), over the ones above.").tag(config=True)  # fmt: skip
@@ -186,7 +189,7 @@ class KubernetesTarget(Target):
                     raise
                 core.replace_namespaced_config_map(name, namespace, configmap)
             image = record.image.get("digest") or record.image["ref"]  # pushed: by its registry digest
-            created = batch.create_namespaced_job(namespace, self._job(record, name, image))
+            created = batch.create_namespaced_job(namespace, self._job(record, name, image, job_key(run.path)))
             owner = {"apiVersion": "batch/v1", "kind": "Job", "name": name, "uid": created.metadata.uid}
             core.patch_namespaced_config_map(name, namespace, {"metadata": {"ownerReferences": [owner]}})
         except ApiException as exc:
@@ -200,7 +203,8 @@ class KubernetesTarget(Target):
 
     def _payload(self, record: JobRecord, run: RunDir, name: str) -> dict[str, Any]:
         limit = self.max_inputs_kb << 10
-        inputs, total = pack_inputs(Path(record.notebook).parent, {os.path.realpath(run.path)}, limit * 20)
+        skip = {os.path.realpath(run.path)}
+        inputs, total = pack_inputs(Path(record.notebook).parent, skip, limit * 20, self.carry_hidden)
         job_json, notebook = run.job_json.read_text(), run.job_notebook.read_text()
         size = len(inputs) + len(job_json.encode()) + len(notebook.encode())
         if len(inputs) > limit or total > limit * 20 or size > CONFIGMAP_LIMIT - 4096:
@@ -217,9 +221,9 @@ class KubernetesTarget(Target):
             "binaryData": {"inputs.tar.gz": base64.b64encode(inputs).decode()},
         }  # fmt: skip
 
-    def _job(self, record: JobRecord, name: str, image: str) -> dict[str, Any]:
+    def _job(self, record: JobRecord, name: str, image: str, key: bytes) -> dict[str, Any]:
         res = record.resources
-        env = container_environment(record)
+        env = {**container_environment(record), KEY_ENV: key.hex()}  # the runner takes it before the kernel starts
         limits: dict[str, str] = {}
         if res.cpus:
             limits["cpu"] = str(res.cpus)

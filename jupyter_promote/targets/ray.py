@@ -29,13 +29,15 @@ from typing import Any, ClassVar
 
 from traitlets import Bool, Dict, Int, Unicode
 
+from ..channel.keys import job_key
 from ..channel.receiver import Receiver
 from ..errors import TargetError
 from ..image.shipped import environment_folders
 from ..models import JobRecord, JobState
 from ..rundir import RunDir
+from ..runtime.signing import KEY_ENV
 from .base import Target, TargetStatus
-from .inputs import copy_inputs
+from .inputs import carry_hidden_setting, copy_inputs
 
 #: Seconds a job Ray reports ended may still be bringing its log in before it is taken as ended.
 LOG_GRACE_S = 60.0
@@ -64,6 +66,7 @@ class RayTarget(Target):
     ship_runner = Bool(True, help="Send this jupyter-promote with each job (py_modules), so that the nodes "
                        "need only its dependencies and always run the submitter's version.").tag(config=True)  # fmt: skip
     max_inputs_mb = Int(100, help="The most MiB of the notebook's folder sent with a job.").tag(config=True)
+    carry_hidden = carry_hidden_setting()
     runtime_env = Dict(help="More runtime_env fields for every job (env_vars, container, ...).").tag(config=True)
 
     def __init__(self, **kwargs: Any) -> None:
@@ -71,6 +74,8 @@ class RayTarget(Target):
         self._client: Any = None
         self._tails: dict[str, asyncio.Task[None]] = {}
         self._tailed: set[str] = set()  # jobs whose whole log has been read
+        # a tail taken up again goes on where the last one stopped, with the same receiver
+        self._receivers: dict[str, tuple[Receiver, int]] = {}  # job -> (its receiver, characters it read)
         self._ended_at: dict[str, float] = {}
 
     # -- the cluster ---------------------------------------------------------------------------------------
@@ -105,7 +110,7 @@ class RayTarget(Target):
         env_module = folders[0]
         upload = self._upload_dir(record, run)
         py_modules = [str(f) for f in folders] + ([str(_PACKAGE_DIR)] if self.ship_runner else [])
-        env_vars = {"PYTHONUNBUFFERED": "1", **record.env}
+        env_vars = {"PYTHONUNBUFFERED": "1", **record.env, KEY_ENV: job_key(run.path).hex()}
         if record.resources.cpus:
             env_vars["OMP_NUM_THREADS"] = str(record.resources.cpus)
         runtime_env = {**self.runtime_env, "working_dir": str(upload), "py_modules": py_modules,
@@ -138,7 +143,12 @@ class RayTarget(Target):
         shutil.copy2(run.job_json, upload / "job.json")
         shutil.copy2(run.job_notebook, upload / "job.ipynb")
         limit = self.max_inputs_mb << 20
-        total = copy_inputs(Path(record.notebook).parent, upload / "inputs", {str(run.path)}, limit)
+        try:
+            source = Path(record.notebook).parent
+            total = copy_inputs(source, upload / "inputs", {str(run.path)}, limit, self.carry_hidden)
+        except TargetError:
+            shutil.rmtree(upload, ignore_errors=True)
+            raise
         if total > limit:
             shutil.rmtree(upload, ignore_errors=True)
             raise TargetError(
@@ -192,12 +202,19 @@ class RayTarget(Target):
         self._tails[record.id] = asyncio.get_running_loop().create_task(self._tail(record, run))
 
     async def _tail(self, record: JobRecord, run: RunDir) -> None:
-        """Ray's log tail of the job into its run directory, from the log's start (what was relayed before
-        a restart is skipped by seq); a broken stream is taken up again at the next poll."""
-        receiver = Receiver(run, record.id)
+        """Ray's log tail of the job into its run directory. Ray's tail always starts at the log's start:
+        what an earlier tail of this server read is skipped here (what was relayed before a restart is
+        skipped by seq); a broken stream is taken up again at the next poll."""
+        receiver, done = self._receivers.get(record.id) or (Receiver(run, record.id), 0)
+        seen = 0
         try:
             async for chunk in self.client().tail_job_logs(record.handle["submission_id"]):
-                receiver.feed(chunk)
+                new = chunk[max(0, done - seen) :]
+                seen += len(chunk)
+                if new:
+                    receiver.feed(new)
+                    done = seen
+                    self._receivers[record.id] = (receiver, done)
         except Exception as exc:
             self.log.warning("jupyter-promote: the log of Ray job %s broke off (%s); reading it again", record.id, exc)
             return
