@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -9,36 +11,117 @@ from ..models import JobRecord, JobState
 from ..runtime.events import EVENT_TYPES, STAGES, stage_of_state
 
 _STATES = frozenset(s.value for s in JobState)
-_FIELD_TYPES: dict[str, tuple[str, type]] = {
-    "metric": ("metrics", dict),
-    "artifacts": ("files", list),
-    "alert": ("kind", str),
-}
+_Check = Callable[[Any], bool]
+
+
+def _number(value: Any) -> bool:
+    """A finite number, not a boolean (JSON's ``true`` is no number; NaN, Infinity and 1e999 are none either)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an int past a float's range: the browser reads it as Infinity
+        return False
 
 
 def _whole(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
+    """A whole number: 3, or 3.0 (the browser's JSON.parse cannot tell them apart)."""
+    return _number(value) and float(value).is_integer()
+
+
+def _count(value: Any) -> bool:
+    return _whole(value) and value >= 0
+
+
+def _rate(value: Any) -> bool:
+    return _number(value) and value >= 0
+
+
+def _text(value: Any) -> bool:
+    return isinstance(value, str)
+
+
+def _flag(value: Any) -> bool:
+    return isinstance(value, bool)
+
+
+def _optional(check: _Check) -> _Check:
+    return lambda value: value is None or check(value)
+
+
+def _metrics(value: Any) -> bool:
+    """What ``promote.report`` writes: names to finite numbers, booleans or text (NaN as "nan")."""
+    return isinstance(value, dict) and all(
+        v is None or _number(v) or isinstance(v, (str, bool)) for v in value.values()
+    )
+
+
+def _files(value: Any) -> bool:
+    return isinstance(value, list) and all(
+        isinstance(f, dict) and isinstance(f.get("path"), str) and _count(f.get("size")) for f in value
+    )
+
+
+def _devices(value: Any) -> bool:
+    return value is None or (isinstance(value, list) and all(isinstance(d, dict) for d in value))
+
+
+_TEXT, _COUNT = (_optional(_text), "a string"), (_optional(_count), "a whole number >= 0")
+#: Every field a fold reads, by event type: the check it must pass (a missing field reads as None) and what
+#: it must be, in words. The sidebar's fold (labextension/src/model.ts, ``problem``) holds the same table.
+_FIELDS: dict[str, tuple[tuple[str, _Check, str], ...]] = {
+    "status": (("reason", *_TEXT), ("message", *_TEXT)),
+    "image": (("ref", *_TEXT), ("built", _optional(_flag), "true, false or null"), ("digest", *_TEXT)),
+    "cell": (
+        ("number", *_COUNT),
+        ("own_number", *_COUNT),
+        ("total", *_COUNT),
+        ("own_total", *_COUNT),
+        ("source", *_TEXT),
+        ("ename", *_TEXT),
+        ("evalue", *_TEXT),
+    ),
+    "step": (("steps", *_COUNT), ("steps_per_s", _optional(_rate), "a finite number >= 0")),
+    "heartbeat": (("steps", *_COUNT),),
+    "metric": (("metrics", _metrics, "an object of finite numbers, booleans and strings"),),
+    "gpu": (("devices", _devices, "a list of objects"),),
+    "alert": (("kind", _text, "a string"), ("message", *_TEXT)),
+    "artifacts": (("files", _files, "a list of {path: string, size: whole number >= 0}"),),
+}
+
+
+def _int(value: Any) -> Any:
+    """A whole number checked by :func:`problem` as an int (3.0 is 3), None as None."""
+    return None if value is None else int(value)
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def problem(event: dict[str, Any]) -> str | None:
-    """Why ``event`` cannot be folded (one line), or None. Such events are set aside, never fatal."""
+    """Why ``event`` cannot be folded (one line), or None. Such events are set aside, never fatal.
+
+    Every field either fold reads is checked here, once: the follower, the server and the channel receiver
+    set aside what this refuses, and the folds need not check again.
+    """
     kind = event.get("type")
     if "ts" not in event or not isinstance(event.get("job", ""), str):
         return "not written by jupyter-promote (no ts)"
     if kind not in EVENT_TYPES:
-        return f"unknown type {kind!r}"
-    seq = event.get("seq")
-    if isinstance(seq, bool) or not isinstance(seq, int) or seq < 1:
-        return f"seq {seq!r} is not a positive whole number"
-    if kind == "status" and event.get("state") not in _STATES:
-        return f"unknown state {event.get('state')!r}"
-    field_name, field_type = _FIELD_TYPES.get(str(kind), ("", object))
-    if field_name and not isinstance(event.get(field_name), field_type):
-        return f"a {kind} event whose {field_name} is not a {field_type.__name__}"
-    if kind == "artifacts" and not all(
-        isinstance(f, dict) and isinstance(f.get("path"), str) and _whole(f.get("size")) for f in event["files"]
-    ):
-        return "an artifacts event whose files are not {path, size}"
+        return f"unknown type {_shown(kind)}"
+    seq: Any = event.get("seq")
+    if not _whole(seq) or seq < 1:
+        return f"seq {_shown(seq)} is not a positive whole number"
+    if not _number(event["ts"]):
+        return f"ts {_shown(event['ts'])} is not a finite number"
+    if kind == "status" and not (isinstance(event.get("state"), str) and event["state"] in _STATES):
+        return f"unknown state {_shown(event.get('state'))}"
+    for name, check, what in _FIELDS.get(str(kind), ()):
+        if not check(event.get(name)):
+            article = "an" if str(kind)[0] in "aeiou" else "a"
+            return f"{article} {kind} event whose {name} is not {what}: {_shown(event.get(name))}"
     return None
 
 
@@ -82,7 +165,7 @@ class JobView:
             return  # set aside (the follower reports it); it neither moves seq nor the state
         if event["seq"] <= self.seq:
             return  # already folded: replays and reconnects are harmless
-        self.seq = event["seq"]
+        self.seq = int(event["seq"])
         self.last_event_at = event.get("ts")
         kind = event["type"]
         if kind == "status":
@@ -106,10 +189,10 @@ class JobView:
             self._cell(event)
         elif kind == "step":
             if event.get("steps") is not None:
-                self.steps = event["steps"]
+                self.steps = int(event["steps"])
             self.steps_per_s = event.get("steps_per_s")
         elif kind == "heartbeat":
-            self.steps = max(self.steps, event.get("steps") or 0)
+            self.steps = max(self.steps, int(event.get("steps") or 0))
         elif kind == "alert":
             self.alerts.append(event)
         elif kind == "metric":
@@ -122,10 +205,10 @@ class JobView:
         own = event.get("own_total") is not None
         total = event.get("own_total") if own else event.get("total")
         if total is not None:
-            self.cells_total = total
+            self.cells_total = int(total)
         if event.get("injected") and own:
             return
-        number = event.get("own_number") if event.get("own_number") is not None else event.get("number")
+        number = _int(event.get("own_number") if event.get("own_number") is not None else event.get("number"))
         if event.get("phase") == "start":
             self.cell_number = number
             self.cell_source = event.get("source")

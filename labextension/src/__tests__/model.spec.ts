@@ -132,6 +132,30 @@ describe('folding events into a job view', () => {
     expect([view.seq, view.artifacts, view.record.artifacts]).toEqual([1, files, files]);
   });
 
+  it('sets aside an event whose field it cannot use, naming the field, as the server does', () => {
+    const base = foldEvent(viewOf(record()), event('status', { state: 'running' }, 1));
+    const bad: [Record<string, unknown>, string][] = [
+      [{ type: 'heartbeat', steps: '5' }, 'steps'],
+      [{ type: 'heartbeat', steps: Infinity }, 'steps'],
+      [{ type: 'step', steps: 5.5 }, 'steps'],
+      [{ type: 'step', steps: 5, steps_per_s: 'fast' }, 'steps_per_s'],
+      [{ type: 'status', state: 'failed', ts: 'yesterday' }, 'ts'],
+      [{ type: 'status', state: 'failed', ts: NaN }, 'ts'],
+      [{ type: 'status', state: 'failed', message: 7 }, 'message'],
+      [{ type: 'cell', phase: 'start', number: '3', total: 4 }, 'number'],
+      [{ type: 'cell', phase: 'start', number: 1, total: -4 }, 'total'],
+      [{ type: 'metric', metrics: { loss: [1] } }, 'metrics'],
+      [{ type: 'alert', kind: 'nan', message: 5 }, 'message'],
+      [{ type: 'image', ref: 'img:1', built: 'yes' }, 'built'],
+      [{ type: 'gpu', devices: { index: 0 } }, 'devices']
+    ];
+    for (const [fields, named] of bad) {
+      const e = { seq: 2, ts: 2, job: 'abc123', ...fields };
+      expect(problem(e)).toContain(named);
+      expect(foldEvent(base, e as IJobEvent)).toBe(base);
+    }
+  });
+
   it('ignores replayed events, so a reconnect or a reload changes nothing', () => {
     const events = aRun();
     const once = foldEvents(viewOf(record()), events);
