@@ -41,7 +41,7 @@ def test_lecture_notebook_saved_out_of_order_warns_of_order_undefined_and_never_
 
     # Then each difference is one line naming its cell, in cell order
     assert format_findings(findings) == [
-        "warning: cell 8: name 'P' is used before any earlier cell defines it (cell 11 defines it)",
+        "error: cell 8: name 'P' is used before any earlier cell defines it (cell 11 defines it)",
         "warning: cell 10 ran before cells 8, 9: the job runs top to bottom",
         "warning: cell 12 was never run in the saved notebook; the job runs it",
     ]
@@ -49,6 +49,7 @@ def test_lecture_notebook_saved_out_of_order_warns_of_order_undefined_and_never_
         "kind": "undefined",
         "message": "cell 8: name 'P' is used before any earlier cell defines it (cell 11 defines it)",
         "cell": 8,
+        "fails": True,
     }
 
 
@@ -130,8 +131,8 @@ def test_never_run_lists_the_cells_without_a_count() -> None:
     # When it is checked
     findings = of_kind(check_notebook(nb), "never_run")
 
-    # Then one notebook-wide finding lists them
-    assert findings == [(None, "cells 2, 4 were never run in the saved notebook; the job runs them")]
+    # Then one notebook-wide finding lists them (the empty cell is not one the job runs, nor numbered)
+    assert findings == [(None, "cells 2, 3 were never run in the saved notebook; the job runs them")]
 
 
 def test_never_run_is_quiet_for_a_clean_notebook() -> None:
@@ -437,7 +438,70 @@ def test_findings_serialize_and_format_one_line_each() -> None:
 
     # Then each is one terminal line and a JSON object with the three fields
     assert format_findings(findings) == [
-        "warning: cell 1: name 'P' is used before any earlier cell defines it (cell 2 defines it)"
+        "error: cell 1: name 'P' is used before any earlier cell defines it (cell 2 defines it)"
     ]
-    assert findings[0].to_json() == {"kind": "undefined", "message": findings[0].message, "cell": 1}
+    assert findings[0].to_json() == {"kind": "undefined", "message": findings[0].message, "cell": 1, "fails": True}
     assert set(KINDS) == {"order", "never_run", "syntax", "undefined", "install", "path", "env", "gpu"}
+
+
+# --- no false alarms (issue 24) -----------------------------------------------------------------------------------
+
+
+def test_comment_only_cells_are_neither_out_of_order_nor_never_run() -> None:
+    # Given cells of comments only (notes, a commented-out line), one run late and one never run
+    late = notebook("a = 1", "# a note\n\n# print(a)", "b = a", counts=[1, 9, 2])
+    never = notebook("a = 1", "# TODO: plot", "b = a", counts=[1, None, 2])
+
+    # When / Then nothing is reported: such a cell runs nothing, in any order
+    assert check_notebook(late) == [] and check_notebook(never) == []
+
+
+def test_a_cell_that_does_not_parse_says_the_job_fails_there_and_comes_first() -> None:
+    # Given a warning in cell 1 and a syntax error in cell 2
+    nb = notebook("data = open('/home/me/data.csv')", "b = = 1")
+
+    # When it is checked
+    findings = check_notebook(nb)
+
+    # Then the syntax error comes first, as an error: the job fails on it
+    assert [(f.kind, f.cell, f.fails) for f in findings] == [("syntax", 2, True), ("path", 1, False)]
+    assert format_findings(findings)[0] == (
+        "error: cell 2: does not parse (line 1: invalid syntax in 'b = = 1'); the job will fail here with this "
+        "SyntaxError"
+    )
+
+
+def test_findings_that_will_fail_the_run_come_first() -> None:
+    # Given a path warning in cell 1 and a name cell 3 reads that nothing defines
+    nb = notebook("data = open('/home/me/data.csv')", "import os", "print(ghost)")
+
+    # When it is checked and formatted
+    lines = format_findings(check_notebook(nb))
+
+    # Then the NameError to come is first, marked as an error; the warning follows
+    assert lines == [
+        "error: cell 3: name 'ghost' is never defined in the notebook",
+        "warning: cell 1: absolute path '/home/me/data.csv' will not exist on the target; put the file beside the "
+        "notebook and read it by a relative path",
+    ]
+
+
+def test_cells_are_numbered_as_the_job_runs_them() -> None:
+    # Given empty and blank cells, a cell tagged skip-execution and an injected cell before the early use
+    nb = notebook("", "   \n", "print('skipped')", "x = 0", "print(total)", "total = 1", counts=[None] * 6)
+    nb.cells[2].metadata["tags"] = ["skip-execution"]
+    nb.cells[3].metadata["tags"] = ["jupyter-promote-injected"]
+
+    # When / Then the cell is numbered among the cells the job runs, as progress and verdicts number it
+    assert of_kind(check_notebook(nb), "undefined") == [
+        (1, "cell 1: name 'total' is used before any earlier cell defines it (cell 2 defines it)")
+    ]
+
+
+def test_a_target_that_carries_the_whole_environment_reports_no_environment_reads() -> None:
+    # Given a read of a variable outside the allowlist
+    nb = notebook("import os\nkey = os.environ['WANDB_API_KEY']")
+
+    # When it is checked for a target that passes the submitter's whole environment (local)
+    # Then nothing is reported
+    assert check_notebook(nb, whole_environment=True) == []

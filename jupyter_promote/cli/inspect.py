@@ -16,22 +16,27 @@ from ..errors import EXIT_OK, EXIT_PARITY_FAILED, JobNotFound, UsageError
 from .signals import say
 
 
-def notebook_findings(notebook: str, gpus: int | None, app: Any) -> list[Any]:
-    """The pre-flight findings of a saved notebook (for ``check`` and before ``run``/``sweep``)."""
+def notebook_findings(notebook: str, gpus: int | None, app: Any, target: str | None = None) -> list[Any]:
+    """The pre-flight findings of a saved notebook (for ``check`` and before ``run``/``sweep``) as a job on
+    ``target`` (default: the default target) would run it."""
     import nbformat
 
     from ..job.notebook import read_notebook
-    from ..preflight import check_notebook
+    from ..preflight import WHOLE_ENVIRONMENT_TARGETS, check_notebook
 
     nb = nbformat.from_dict(read_notebook(os.path.abspath(notebook)))  # type: ignore[no-untyped-call]
-    return check_notebook(nb, gpus=gpus, env_allowlist=app.settings.env_allowlist)
+    whole = (target or app.settings.default_target) in WHOLE_ENVIRONMENT_TARGETS
+    return check_notebook(nb, gpus=gpus, env_allowlist=app.settings.env_allowlist, whole_environment=whole)
 
 
 def cmd_check(args: argparse.Namespace, app: Any) -> int:
-    """``jupyter promote check NOTEBOOK``: exit 0 when there is nothing to report, 1 when there is."""
+    """``jupyter promote check NOTEBOOK``: exit 0 when there is nothing to report, 1 when there is; a notebook
+    ``run`` refuses (not Python, unreadable) is refused the same way."""
+    from ..job.notebook import kernel_of, read_notebook
     from ..preflight import format_findings
 
-    findings = notebook_findings(args.notebook, args.gpus, app)
+    kernel_of(read_notebook(os.path.abspath(args.notebook)), args.notebook)
+    findings = notebook_findings(args.notebook, args.gpus, app, getattr(args, "target", None))
     if args.json:
         print(json.dumps([f.to_json() for f in findings], indent=2))
     elif findings:
@@ -124,15 +129,15 @@ def find_run(job: str, runs_dir: str) -> Any:
 def reconcile(run: Any, app: Any) -> Any:
     """job.json brought up to date with the job's events and, when still unfinished, its target."""
     from ..events import JobView
+    from ..events.authority import job_events
     from ..launch.follow import check_once
-    from ..runtime.events import read_events
     from ..targets import target_class
 
     record = run.read()
-    view = JobView().fold(read_events(str(run.events)))
+    view = JobView().fold(job_events(run.path))
     if not view.state.final and record.handle:
         asyncio.run(check_once(record, run, target_class(record.target)(config=app.config)))
-        view = JobView().fold(read_events(str(run.events)))
+        view = JobView().fold(job_events(run.path))
     if view.seq:
         view.update(record)
         run.write(record)
@@ -143,13 +148,19 @@ def reconcile(run: Any, app: Any) -> Any:
 STATUS_ROWS = 20
 
 
+def _skipped(line: str) -> None:
+    print(f"jupyter promote: {line}", file=sys.stderr)
+
+
 def cmd_status(args: argparse.Namespace, app: Any) -> int:
+    from ..housekeeping import readable
     from ..rundir import RunDir
 
     if args.job is None:
         root = Path(app.settings.runs_dir)
         runs = [RunDir(p) for p in root.iterdir()] if root.is_dir() else []
-        rows = sorted((reconcile(r, app)[0] for r in runs if r.exists()), key=lambda r: r.created_at, reverse=True)
+        read = readable((r for r in runs if r.exists()), lambda r: reconcile(r, app)[0], _skipped)
+        rows = sorted((record for _, record in read), key=lambda r: r.created_at, reverse=True)
         if args.json:
             print(json.dumps([r.to_json() for r in rows], indent=2, sort_keys=True))
         elif not rows:
@@ -197,7 +208,7 @@ def cmd_status(args: argparse.Namespace, app: Any) -> int:
 
 def cmd_logs(args: argparse.Namespace, app: Any) -> int:
     from ..events import JobView
-    from ..runtime.events import read_events
+    from ..events.authority import job_events
 
     run = find_run(args.job, app.settings.runs_dir)
     offset = 0
@@ -211,7 +222,7 @@ def cmd_logs(args: argparse.Namespace, app: Any) -> int:
         offset += len(data)
         sys.stdout.write(data.decode("utf-8", "replace"))
         sys.stdout.flush()
-        if not args.follow or JobView().fold(read_events(str(run.events))).state.final:
+        if not args.follow or JobView().fold(job_events(run.path)).state.final:
             if args.follow and data:
                 continue
             return EXIT_OK
@@ -220,7 +231,8 @@ def cmd_logs(args: argparse.Namespace, app: Any) -> int:
 
 def cmd_prune(args: argparse.Namespace, app: Any) -> int:
     """``jupyter promote prune``: remove finished jobs older than an age (never one still running)."""
-    from ..housekeeping import human_size, parse_age, prunable, remove
+    from ..housekeeping import human_size, parse_age, prunable, readable, remove
+    from ..launch.group_prune import prunable_groups
     from ..rundir import RunDir
 
     args.older_than = args.older_than or app.settings.retention or "30d"
@@ -228,17 +240,34 @@ def cmd_prune(args: argparse.Namespace, app: Any) -> int:
     root = Path(app.settings.runs_dir)
     runs = [RunDir(p) for p in root.iterdir() if not p.name.startswith(".")] if root.is_dir() else []
     # bring each record up to date first: a job whose kernel died unseen is settled, one still running is kept
-    current = [run for run in runs if run.exists() and reconcile(run, app)[0].state.final]
-    found = sorted(prunable(current, older_than, args.state), key=lambda p: p.record.created_at)
+    read = readable((r for r in runs if r.exists()), lambda r: reconcile(r, app)[0], _skipped)
+    current = [run for run, record in read if record.state.final]
+    found = sorted(prunable(current, older_than, args.state, skipped=_skipped), key=lambda p: p.record.created_at)
+    groups = (
+        list(prunable_groups(root.iterdir(), older_than, args.state, time.time(), skipped=_skipped))
+        if root.is_dir()
+        else []
+    )
     verb = "would remove" if args.dry_run else "removed"
     for item in found:
         if not args.dry_run:
             remove(item.run)
         days = item.age_s / 86400
-        print(f"{verb} {item.record.id}  {item.record.state.value:<10} ended {days:.1f} days ago  "
-              f"{human_size(item.size):>10}  {item.run.path}")  # fmt: skip
-    total = human_size(sum(item.size for item in found))
-    kept = len(runs) - len(found)
-    print(f"{verb} {len(found)} job(s), {total}; kept {kept} in {root} (finished {args.state} jobs older than "
-          f"{args.older_than} are pruned; running jobs never)")  # fmt: skip
+        print(
+            f"{verb} {item.record.id}  {item.record.state.value:<10} ended {days:.1f} days ago  "
+            f"{human_size(item.size):>10}  {item.run.path}"
+        )
+    for group in groups:
+        if not args.dry_run:
+            remove(RunDir(group.path))
+        print(
+            f"{verb} {group.kind} {group.id} ({group.tasks} tasks)  ended {group.age_s / 86400:.1f} days ago  "
+            f"{human_size(group.size):>10}  {group.path}"
+        )
+    total = human_size(sum(item.size for item in found) + sum(group.size for group in groups))
+    kept = len(runs) - len(found) - len(groups)
+    print(
+        f"{verb} {len(found)} job(s) and {len(groups)} sweep folder(s), {total}; kept {kept} in {root} "
+        f"(finished {args.state} jobs older than {args.older_than} are pruned; running jobs never)"
+    )
     return EXIT_OK

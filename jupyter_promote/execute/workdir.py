@@ -14,11 +14,19 @@ a directory (a dataset mounted elsewhere) are linked as a whole, not walked: one
 original: container targets mount the notebook's folder read-only so that fails there, and elsewhere the
 runner compares each linked input's size and modification time (a whole-linked folder's own modification
 time) after the job and raises an ``input_written`` alert naming them.
+
+Not every change is the job's: a run started as ``jupyter promote run nb.ipynb > run.log`` (or under
+``nohup``, or piped to ``tee``) in the notebook's folder appends to ``run.log`` while the job runs. An input
+that a process held open for writing when the job was staged or when it ended (the kernel is not running
+then) was written by that process, not by the job, and is not reported. Any other change has no known
+author: the alert says what changed, not who changed it. Open files are read from Linux's ``/proc``;
+elsewhere every change is reported.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,9 +53,18 @@ class StagedInputs:
     files: dict[str, tuple[int, int]] = field(default_factory=dict)
     #: folders linked as a whole: path -> (0, mtime_ns) at staging (an entry made in them changes it)
     folders: dict[str, tuple[int, int]] = field(default_factory=dict)
+    #: files in the source folder that some process held open for writing at staging (real paths)
+    held: frozenset[str] = frozenset()
 
     def written(self) -> list[str]:
-        """Inputs whose size or modification time changed since staging (the job wrote into them)."""
+        """Inputs whose size or modification time changed since staging, except those another process held
+        open for writing at staging or holds now (a log the run's own output is redirected into)."""
+        changed = self._changed()
+        files = {os.path.realpath(self.source / rel): rel for rel in changed if not rel.endswith("/")}
+        others = (self.held | held_for_writing(os.path.realpath(self.source))) & files.keys()
+        return [rel for rel in changed if rel not in {files[path] for path in others}]
+
+    def _changed(self) -> list[str]:
         changed = []
         for rel, before in self.files.items():
             try:
@@ -74,7 +91,45 @@ def stage(source: str | os.PathLike[str], work: str | os.PathLike[str], exclude:
         return staged
     skip = {os.path.realpath(p) for p in exclude} | {os.path.realpath(dst)}
     _mirror(src, dst, "", skip, staged)
+    staged.held = held_for_writing(os.path.realpath(src))
     return staged
+
+
+def held_for_writing(folder: str) -> frozenset[str]:
+    """The files under ``folder`` (a real path) that a process of this user holds open for writing now, read
+    from ``/proc`` (empty where there is none)."""
+    prefix = folder.rstrip(os.sep) + os.sep
+    held = set()
+    for pid in _pids():
+        fds = f"/proc/{pid}/fd"
+        try:
+            names = os.listdir(fds)
+        except OSError:
+            continue  # gone, or another user's
+        for fd in names:
+            try:
+                target = os.readlink(f"{fds}/{fd}")
+                if target.startswith(prefix) and _writable(f"/proc/{pid}/fdinfo/{fd}"):
+                    held.add(target)
+            except OSError:
+                continue
+    return frozenset(held)
+
+
+def _pids() -> Iterable[str]:
+    try:
+        return [name for name in os.listdir("/proc") if name.isdigit()]
+    except OSError:
+        return []
+
+
+def _writable(fdinfo: str) -> bool:
+    """Whether the descriptor ``/proc/PID/fdinfo/FD`` describes was opened for writing (O_WRONLY or O_RDWR)."""
+    with open(fdinfo) as f:
+        for line in f:
+            if line.startswith("flags:"):
+                return (int(line.split()[1], 8) & os.O_ACCMODE) in (os.O_WRONLY, os.O_RDWR)
+    return False
 
 
 def _mirror(
@@ -107,6 +162,8 @@ def _mirror(
             if len(children) <= LINK_WHOLE_ABOVE and len(staged.files) < MAX_MIRRORED:
                 target.mkdir(exist_ok=True)
                 _mirror(Path(entry.path), target, rel + "/", skip, staged, children)
+                if children and not any(target.iterdir()):  # all of it skipped (the runs folder holding this job)
+                    target.rmdir()
                 continue
         if entry.is_dir(follow_symlinks=True):  # a dataset, or a link to a folder elsewhere: linked whole
             if not os.path.lexists(target):

@@ -13,13 +13,21 @@ from typing import Any
 
 import nbformat
 
+from ..job.cells import own_numbers
 from .findings import INSTALL, KINDS, MAGIC_LINE, MAGIC_VALUE, RUN_LINE, TIMED_LINE, Finding
 from .hazards import Hazards
 from .names import undefined_names
 
+#: Targets whose jobs get the submitter's whole environment (``targets/local.py``), not only the allowlist.
+WHOLE_ENVIRONMENT_TARGETS = frozenset({"local"})
+
 
 def check_notebook(
-    nb: nbformat.NotebookNode, *, gpus: int | None = None, env_allowlist: Iterable[str] = ()
+    nb: nbformat.NotebookNode,
+    *,
+    gpus: int | None = None,
+    env_allowlist: Iterable[str] = (),
+    whole_environment: bool = False,
 ) -> list[Finding]:
     """Report what will differ when the notebook runs as a job, statically (no cell is run).
 
@@ -31,17 +39,18 @@ def check_notebook(
         GPUs the job requests; with None or 0 every CUDA use not guarded by ``is_available()`` is reported.
     env_allowlist
         Environment variables carried into the job.
+    whole_environment
+        Whether the target carries the submitter's whole environment (``local``): no read is reported.
 
     Returns
     -------
     list[Finding]
-        Findings in cell order, notebook-wide ones first.
+        Findings the job will fail on first, then the others; each group in cell order, notebook-wide first.
     """
-    cells = [cell for cell in nb.cells if cell.cell_type == "code"]
-    sources = [cell.source if isinstance(cell.source, str) else "".join(cell.source) for cell in cells]
-    counts: list[int | None] = [cell.get("execution_count") for cell in cells]
-    findings = [*_order(counts), *_never_run(sources, counts)]
-    to_python, allowed, trees = _transformer(), frozenset(env_allowlist), {}
+    sources, counts = _job_cells(nb)
+    findings = [*_order(sources, counts), *_never_run(sources, counts)]
+    to_python, trees = _transformer(), {}
+    allowed = None if whole_environment else frozenset(env_allowlist)
     for number, source in enumerate(sources, 1):
         findings += _installs(number, source)
         try:
@@ -51,7 +60,8 @@ def check_notebook(
         except (SyntaxError, ValueError) as error:  # ValueError: null bytes
             line = f"line {error.lineno}: {error.msg}" if isinstance(error, SyntaxError) else str(error)
             text = f" in {error.text.strip()!r}" if isinstance(error, SyntaxError) and error.text else ""
-            findings.append(Finding("syntax", f"cell {number}: does not parse ({line}{text}); not checked", number))
+            fails = "the job will fail here with this SyntaxError"
+            findings.append(Finding("syntax", f"cell {number}: does not parse ({line}{text}); {fails}", number, True))
             continue
         except (RecursionError, MemoryError):
             findings.append(Finding("syntax", f"cell {number}: nested too deeply to check; not checked", number))
@@ -70,18 +80,32 @@ def check_notebook(
         findings.append(
             Finding("syntax", "the notebook's code is nested too deeply to check for undefined names", None)
         )
-    return sorted(findings, key=lambda finding: (finding.cell or 0, KINDS.index(finding.kind)))
+    return sorted(findings, key=lambda finding: (not finding.fails, finding.cell or 0, KINDS.index(finding.kind)))
 
 
 def format_findings(findings: list[Finding]) -> list[str]:
-    """One line per finding, for a terminal: ``warning: cell 21: name 'P' is used before ...``.
+    """One line per finding, for a terminal: ``error: cell 21: name 'P' is used before ...`` when the job will
+    fail on it, ``warning: ...`` otherwise.
 
     Parameters
     ----------
     findings
         What :func:`check_notebook` returned.
     """
-    return [f"warning: {finding.message}" for finding in findings]
+    return [f"{'error' if finding.fails else 'warning'}: {finding.message}" for finding in findings]
+
+
+def _job_cells(nb: nbformat.NotebookNode) -> tuple[list[str], list[int | None]]:
+    """The sources and execution counts of the notebook's own code cells the job runs, numbered as progress and
+    verdicts number them (:func:`jupyter_promote.job.cells.own_numbers`)."""
+    cells = [nb.cells[index] for index in own_numbers(nb.cells)]
+    sources = [cell.source if isinstance(cell.source, str) else "".join(cell.source) for cell in cells]
+    return sources, [cell.get("execution_count") for cell in cells]
+
+
+def _runs_code(source: str) -> bool:
+    """Whether a cell holds more than comments: one of comments alone runs nothing, in any order."""
+    return any(line.strip() and not line.lstrip().startswith("#") for line in source.splitlines())
 
 
 def _cells(numbers: list[int]) -> str:
@@ -96,8 +120,9 @@ def _cells(numbers: list[int]) -> str:
     return f"cell{'s' if len(numbers) > 1 else ''} {', '.join(parts)}"
 
 
-def _order(counts: list[int | None]) -> list[Finding]:
+def _order(sources: list[str], counts: list[int | None]) -> list[Finding]:
     findings = []
+    counts = [count if _runs_code(source) else None for source, count in zip(sources, counts, strict=True)]
     for number, count in enumerate(counts, 1):
         if count is None:
             continue
@@ -111,7 +136,9 @@ def _order(counts: list[int | None]) -> list[Finding]:
 def _never_run(sources: list[str], counts: list[int | None]) -> list[Finding]:
     if all(count is None for count in counts):
         return []  # a clean notebook: nothing ran, so nothing is out of step
-    never = [number for number, (s, c) in enumerate(zip(sources, counts, strict=True), 1) if c is None and s.strip()]
+    never = [
+        number for number, (s, c) in enumerate(zip(sources, counts, strict=True), 1) if c is None and _runs_code(s)
+    ]
     if not never:
         return []
     verb, them = ("were", "them") if len(never) > 1 else ("was", "it")
@@ -128,7 +155,8 @@ def _installs(number: int, source: str) -> list[Finding]:
         if not (match := INSTALL.match(line)) or not (match["magic"] or shell):
             continue
         tool, verb, shown = match["tool"], match["verb"], line.strip()[:70]
-        if tool in ("conda", "mamba", "micromamba"):
+        fails = tool in ("conda", "mamba", "micromamba")
+        if fails:
             why = f"{tool} is not in the job's image, so the line fails there; remove it"
         elif verb == "install":
             why = "in the job this line would reinstall at run time (needs network, changes the environment); "
@@ -136,7 +164,7 @@ def _installs(number: int, source: str) -> list[Finding]:
         else:
             why = f"in the job this line would {verb} at run time (changes the environment); remove it"
         message = f"cell {number}: '{shown}': the frozen environment already holds what the kernel had; {why}"
-        findings.append(Finding("install", message, number))
+        findings.append(Finding("install", message, number, fails))
     return findings
 
 

@@ -30,7 +30,8 @@ MAGIC_LINE = re.compile(r"^(\s*)[!%].*$", re.M)
 
 @dataclass(frozen=True)
 class Finding:
-    """One difference between the interactive session and the job: a warning, never a block.
+    """One difference between the interactive session and the job: a warning, or an error when the job will fail on
+    it (a SyntaxError, a NameError, a line that fails there); a report, never a block (but ``--strict``).
 
     Parameters
     ----------
@@ -39,13 +40,16 @@ class Finding:
     message
         One line naming the cell(s), e.g. ``cell 31 ran before cells 22-30: the job runs top to bottom``.
     cell
-        The 1-based number of the cell among the notebook's code cells; None when notebook-wide.
+        The 1-based number of the cell among the code cells the job runs; None when notebook-wide.
+    fails
+        Whether the job will fail on it when that cell runs.
     """
 
     kind: str
     message: str
     cell: int | None
+    fails: bool = False
 
     def to_json(self) -> dict[str, Any]:
-        """The finding as a JSON object, ``{"kind", "message", "cell"}``."""
-        return {"kind": self.kind, "message": self.message, "cell": self.cell}
+        """The finding as a JSON object, ``{"kind", "message", "cell", "fails"}``."""
+        return {"kind": self.kind, "message": self.message, "cell": self.cell, "fails": self.fails}

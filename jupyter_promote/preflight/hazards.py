@@ -53,8 +53,8 @@ def _is_environ(node: ast.AST) -> bool:
 class Hazards(ast.NodeVisitor):
     """Paths, environment reads and CUDA uses anywhere in one cell, function bodies included."""
 
-    def __init__(self, cell: int, allowed: frozenset[str], *, check_gpu: bool) -> None:
-        self.cell, self.allowed, self.check_gpu = cell, allowed, check_gpu
+    def __init__(self, cell: int, allowed: frozenset[str] | None, *, check_gpu: bool) -> None:
+        self.cell, self.allowed, self.check_gpu = cell, allowed, check_gpu  # allowed None: every variable is carried
         self.found: dict[tuple[str, str], Finding] = {}  # one per message, one "gpu" per cell
         self.guarded = 0  # inside `if torch.cuda.is_available():` or `... if ....is_available() else ...`
 
@@ -104,7 +104,7 @@ class Hazards(ast.NodeVisitor):
         if not isinstance(key, ast.Constant) or not isinstance(key.value, str):
             return
         name = key.value
-        if name in self.allowed or name in ENV_PRESENT or name.startswith(ENV_SET_BY_TARGET):
+        if self.allowed is None or name in self.allowed or name in ENV_PRESENT or name.startswith(ENV_SET_BY_TARGET):
             return  # carried, always there, or set by the target itself
         allowed = ", ".join(sorted(self.allowed)[:4]) + (", ..." if len(self.allowed) > 4 else "")
         hint = f"allowed: {allowed}; " if allowed else ""

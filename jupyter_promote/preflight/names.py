@@ -171,7 +171,7 @@ def undefined_names(trees: dict[int, ast.Module]) -> list[Finding]:
             text = f"is used before any earlier cell defines it (cell {later[0][0]} defines it)"
         else:
             text = "is used after a del" if definers else "is never defined in the notebook"
-        findings.append(Finding("undefined", f"cell {cell}: name '{name}' {text}", cell))
+        findings.append(Finding("undefined", f"cell {cell}: name '{name}' {text}", cell, fails=True))  # NameError
     for cell, label, node, enclosing in [] if names.star else names.deferred:
         for name in _free_names(node):
             if name not in names.definers and name not in enclosing and not _known(name):

@@ -23,6 +23,7 @@ from collections import deque
 from types import ModuleType
 from typing import Any
 
+from .cells import CellNames, describe
 from .events import EventLog
 from .gpu import GpuSampler, memory_alerts
 from .imports import when_imported
@@ -77,6 +78,8 @@ class Monitor:
         self.steps = 0
         self._step_at = _monotonic()  # when the last step ended (the throughput judge's clock)
         self._segment = 0  # the cells run so far: a new cell is a new segment of training
+        self._cells = CellNames(os.path.join(run_dir, "job.ipynb"))
+        self._cell: tuple[int, int | None, str] = (0, None, "")  # (segment, the cell's number, its first line)
         self.fatal: str | None = None
         self.busy = False
         self._progress_at = time.monotonic()
@@ -300,7 +303,9 @@ class Monitor:
                 shell.events.unregister(name, fn)
 
     def _pre_run_cell(self, info: Any = None) -> None:
+        number, line = self._cells.started(str(getattr(info, "raw_cell", "") or ""))
         self._segment += 1
+        self._cell = (self._segment, number, line)  # one assignment: the watcher reads all three at once
         self.busy = True
         self._progress_at = time.monotonic()
 
@@ -349,9 +354,10 @@ class Monitor:
                         "step", steps=steps, steps_per_s=round(rate, 3), window_s=round(now - window_start, 3)
                     )
                 window_start, window_steps = now, steps
-            drop = self._throughput.observe(self._segment, steps, self._step_at, now)
+            segment, number, line = self._cell
+            drop = self._throughput.observe(segment, steps, self._step_at, now)
             if drop is not None:
-                self._throughput_drop(drop)
+                self._throughput_drop(drop, number, line)
             if stopping:
                 return
             if now >= next_beat:
@@ -364,11 +370,13 @@ class Monitor:
             if self.busy and idle > self.stall_timeout and not self._stalled:
                 self._stall(idle)
 
-    def _throughput_drop(self, drop: Drop) -> None:
+    def _throughput_drop(self, drop: Drop, cell: int | None, line: str) -> None:
         self.alert(
             "throughput_drop",
-            drop.message(),
+            drop.message(describe(cell, line)),
             self.throughput_action,
+            cell=cell,
+            cell_source=line,
             steps_per_s=round(drop.steps_per_s, 3),
             baseline=round(drop.baseline, 3),
             since_step=drop.since_step,

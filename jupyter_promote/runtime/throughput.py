@@ -7,6 +7,9 @@ diluted by the idle part, and a job of a few long steps yields exact, if rare, s
 
 * A run of samples is a *segment*: a cell that trains. A new cell, or a pause with no step for longer
   than ``PAUSE_FACTOR`` baseline step times and two windows (an evaluation, a checkpoint), starts a new one.
+  A segment's first sample starts at the first step seen in it: the time before its loop began (imports,
+  data loading, the cells before) is never in a sample.
+* Each cell has its own baseline: a cell that trains a heavier model than the cell before is not a drop.
 * The start of a segment is warm-up (a data loader filling, a compile): its first window, or its first
   ``WARMUP_STEPS`` steps when steps are short, is never judged and never in the baseline. From then on
   every sample is judged: a loop of 6 ms steps is judged half a second in, not after a fixed 16 s.
@@ -44,11 +47,12 @@ class Drop:
     since_s: float  # seconds into the job
     since_wall: float  # time.time() of the same moment
 
-    def message(self) -> str:
+    def message(self, cell: str) -> str:
+        """The alert's text; ``cell`` names the cell that trains (``cell 3 (`train(model)`)``)."""
         began = time.strftime("%H:%M:%S", time.localtime(self.since_wall))
         return (
-            f"throughput dropped to {self.steps_per_s:.3g} steps/s, {self.steps_per_s / self.baseline:.0%} of this "
-            f"job's own baseline of {self.baseline:.3g} steps/s, since step {self.since_step} ({began}, "
+            f"throughput dropped to {self.steps_per_s:.3g} steps/s in {cell}, {self.steps_per_s / self.baseline:.0%} "
+            f"of that cell's own baseline of {self.baseline:.3g} steps/s, since step {self.since_step} ({began}, "
             f"{self.since_s:.0f} s into the job); look for contention, throttling or a slower input pipeline"
         )
 
@@ -70,6 +74,7 @@ class ThroughputJudge:
         self._baseline: deque[float] = deque(maxlen=BASELINE_SAMPLES)
         self._recent: deque[tuple[float, int, float]] = deque(maxlen=RECENT_SAMPLES)  # (rate, first step, t0)
         self._segment = -1
+        self._origin = 0  # the step count when this segment began: its loop has not stepped yet
         self._segment_start: tuple[int, float] | None = None  # (steps, time) where this segment's loop began
         self._last: tuple[int, float] | None = None  # (steps, time of that step)
         self._paused = False
@@ -78,14 +83,20 @@ class ThroughputJudge:
 
     def observe(self, segment: int, steps: int, step_at: float, now: float) -> Drop | None:
         """The loop at a tick: the segment (cell) it is in, its step count, the time of its last step, now."""
-        if segment != self._segment:
-            self._segment, self._last, self._paused = segment, None, False
+        if segment != self._segment:  # a new cell: its own warm-up and its own baseline, from its first step
+            self._segment, self._last, self._paused, self._origin = segment, None, False, steps
+            self._baseline.clear()
+            self.dropped = False
             self._restart()
         last = self._last
+        if last is None:  # the loop starts at its first step seen in this cell, never earlier (no idle time)
+            if steps != self._origin:
+                self._last = (steps, step_at)
+            return None
         if last is not None and steps == last[0]:
             self._paused = self._paused or now - step_at > self._pause_after()
             return None
-        if last is None or steps < last[0] or self._paused:  # a pause is over: a new warm-up from here
+        if steps < last[0] or self._paused:  # a pause is over: a new warm-up from here
             self._last, self._paused = (steps, step_at), False
             self._restart()
             return None
