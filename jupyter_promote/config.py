@@ -7,7 +7,7 @@ from typing import Any
 
 from jupyter_core.application import JupyterApp
 from jupyter_core.paths import jupyter_data_dir
-from traitlets import Dict, Float, List, Unicode, default
+from traitlets import Dict, Float, List, Unicode, default, validate
 from traitlets.config import Configurable
 
 from .errors import UsageError
@@ -28,8 +28,17 @@ class PromoteSettings(Configurable):
         "age. Running jobs never. Empty: kept until pruned.",
     ).tag(config=True)
     env_allowlist = List(
-        Unicode(), default_value=list(DEFAULT_ENV_ALLOWLIST), help="Environment variables a freeze may record."
+        Unicode(),
+        default_value=list(DEFAULT_ENV_ALLOWLIST),
+        help="Environment variables a freeze may record and a job carries, added to the defaults (thread counts, "
+        "CUDA and PyTorch settings, PYTHONHASHSEED, locale).",
     ).tag(config=True)
+
+    @validate("env_allowlist")
+    def _extend_env_allowlist(self, proposal: Any) -> list[str]:
+        """Names given (config file or command line) extend the defaults: naming one never drops the others."""
+        return list(dict.fromkeys([*DEFAULT_ENV_ALLOWLIST, *proposal["value"]]))
+
     poll_interval = Float(0.1, help="Seconds between polls of a target while following a job.").tag(config=True)
     enabled_targets = List(Unicode(), help="Targets offered to users (by name); empty: every installed target.").tag(
         config=True
@@ -85,6 +94,10 @@ class PromoteConfigApp(JupyterApp):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        # what --help-all offers is what the command line takes: --generate-config [-y] and --Class.trait=value
+        # (JupyterApp's --debug, --log-level, --config and --show-config are not the CLI's: argparse refuses them)
+        self.flags = {name: flag for name, flag in self.flags.items() if name in ("generate-config", "y")}
+        self.aliases = {}
         # Application.classes is a plain class attribute, not a trait: set per instance, so that the target
         # plugins are loaded only when a CLI runs. The server extension's class is added only where its
         # settings are shown (--help-all, --generate-config): importing jupyter_server costs a second or more.

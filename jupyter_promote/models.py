@@ -182,6 +182,7 @@ class JobRecord:
     parameters: dict[str, Any] = field(default_factory=dict)
     resources: Resources = field(default_factory=Resources)
     monitor: MonitorSettings = field(default_factory=MonitorSettings)
+    deterministic: bool = False  # seeded, deterministic algorithms pinned (records before it was kept read False)
     state: JobState = JobState.PENDING
     reason: str | None = None
     message: str | None = None

@@ -41,3 +41,18 @@ def test_version_generate_config_and_help_all(tmp_path):
     assert "c.PromoteSettings.default_target" in text and "c.SlurmTarget.partition" in text
     done = cli("--help-all")
     assert done.returncode == 0 and "--ImageBuilder.base_image" in done.stdout
+
+
+def test_help_all_lists_only_options_the_command_line_accepts(tmp_path):
+    import re
+
+    # Given the options --help-all lists before the class options
+    cli = CLI(tmp_path)
+    cli.env["JUPYTER_CONFIG_DIR"] = str(tmp_path / "config")
+    listed = cli("--help-all").stdout.partition("Class options")[0]
+    options = re.findall(r"^(-{1,2}[\w-]+)", listed, re.MULTILINE)
+    # Then each is one the command line takes (a second --generate-config overwrites with -y), and the options
+    # argparse refuses with exit 2 (--debug, --log-level, --config, --show-config) are not offered
+    assert sorted(options) == ["--generate-config", "-y"], options
+    assert [cli("--generate-config", "-y").returncode for _ in range(2)] == [0, 0]
+    assert all(cli(option, "status").returncode == 2 for option in ("--debug", "--log-level=10", "--show-config"))

@@ -109,3 +109,43 @@ def test_freeze_errors_are_one_line(cli, tmp_path):
         result = cli("freeze", *args, "-o", str(tmp_path / "env"))
         assert result.returncode == 2
         assert len(result.stderr.strip().splitlines()) == 1 and "error" in result.stderr
+
+
+def _wheel(folder: Path, name: str, version: str) -> Path:
+    """A real, minimal pure-Python wheel, as a downloaded ``torch-2.3.0+cpu-...`` one is named."""
+    import base64
+    import hashlib
+    import zipfile
+
+    folder.mkdir(parents=True, exist_ok=True)
+    info = f"{name}-{version}.dist-info"
+    files = {
+        f"{name}/__init__.py": "VALUE = 1\n",
+        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n",
+        f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    wheel = folder / f"{name}-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        record = []
+        for path, text in files.items():
+            archive.writestr(path, text)
+            digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
+            record.append(f"{path},sha256={digest},{len(text.encode())}")
+        archive.writestr(f"{info}/RECORD", "\n".join([*record, f"{info}/RECORD,,"]) + "\n")
+    return wheel
+
+
+def test_freeze_keeps_a_wheel_installed_from_a_file_whose_name_has_a_plus_or_a_space(cli, tmp_path):
+    # Given a venv with a wheel installed from a local file named like a downloaded +cpu wheel, in a folder
+    # whose name has a space (pip records the file URL percent-encoded: %2B and %20)
+    wheel = _wheel(tmp_path / "down loads", "plusdemo", "1.0+cpu")
+    subprocess.run([sys.executable, "-m", "venv", str(tmp_path / "venv")], check=True)
+    python = tmp_path / "venv" / "bin" / "python"
+    subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--no-deps", "--no-index", str(wheel)], check=True)
+    # When its environment is frozen
+    result = cli("freeze", "--python", str(python), "-o", str(tmp_path / "env"))
+    # Then the wheel is found where it is and carried into the environment
+    assert result.returncode == 0, result.stderr
+    plusdemo = next(p for p in lock_of(tmp_path / "env")["packages"] if p["name"] == "plusdemo")
+    assert plusdemo["source"]["path"] == str(wheel)
+    assert (tmp_path / "env" / plusdemo["source"]["wheel"]).read_bytes() == wheel.read_bytes()

@@ -103,3 +103,21 @@ def test_a_folder_a_container_bind_cannot_express_is_refused_in_one_line(runtime
     with pytest.raises(UsageError, match="cannot be bound"):
         render(job, SiteSettings(container_runtime=runtime))
     assert render(job, SiteSettings(container_runtime="none"))  # the node's venv needs no bind
+
+
+def test_a_sweep_given_a_relative_out_is_still_one_job_array(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    from jupyter_promote.rundir import RunDir
+    from jupyter_promote.targets.slurm import laid_out_as_array
+
+    # Given a sweep laid out under a relative --out, as `sweep ... --out sw` run from tmp_path lays it out
+    monkeypatch.chdir(tmp_path)
+    runs = [RunDir(Path("sw") / "tasks" / str(i)) for i in range(3)]
+    # When the target decides between one array and one sbatch per task
+    # Then the same folders, however they are written, are one array; other folders are not
+    assert laid_out_as_array(runs, Path("sw"))
+    assert laid_out_as_array(runs, tmp_path / "sw")
+    assert laid_out_as_array(runs, tmp_path / "x" / ".." / "sw")
+    assert not laid_out_as_array(runs[1:], Path("sw"))
+    assert not laid_out_as_array(runs, Path("other"))

@@ -98,3 +98,77 @@ def test_replicas_and_seeds_report_the_seed_spread_apart_from_the_replica_spread
     # the same seed reproduces exactly on one machine; another seed moves the metric
     assert draw["replica_std"] == 0.0 and draw["seed_std"] > 0
     assert "spread from the seed" in result.stderr
+
+
+def _finished_group(path: Path, kind: str, results: list[tuple[dict, float]], ended: float = 1000.0) -> Path:
+    """A group directory as a finished sweep leaves it: sweep.json, and each task's job.json with its metric."""
+    from jupyter_promote.models import JobRecord, JobState
+    from jupyter_promote.rundir import RunDir
+
+    tasks = []
+    for index, (parameters, loss) in enumerate(results):
+        job_id = f"{index:012x}"
+        run = RunDir(path / "tasks" / str(index))
+        run.path.mkdir(parents=True)
+        run.write(
+            JobRecord(
+                id=job_id,
+                notebook="/nb.ipynb",
+                target="local",
+                kernel="python3",
+                parameters=parameters,
+                state=JobState.SUCCEEDED,
+                metrics={"loss": loss},
+                finished_at=ended,
+            )
+        )
+        tasks.append({"index": index, "job": job_id, "parameters": parameters})
+    sweep = {"id": "s" + "0" * 12, "kind": kind, "notebook": "/nb.ipynb", "target": "local", "tasks": tasks}
+    (path / "sweep.json").write_text(json.dumps(sweep))
+    return path
+
+
+def test_a_learning_rate_grid_speaks_of_no_replicas_and_seeds_alone_do(tmp_path):
+    from jupyter_promote.analysis.spread import summarise
+    from jupyter_promote.cli.inspect import print_sweep
+
+    # Given a finished learning-rate grid (one seed for all), an lr x seed grid, and replicas of two seeds
+    lr_grid = _finished_group(tmp_path / "lr", "grid", [({"lr": 0.1, "seed": 0}, 0.5), ({"lr": 0.01, "seed": 0}, 0.9)])
+    lr_seed = _finished_group(
+        tmp_path / "ls", "grid", [({"lr": lr, "seed": s}, lr + s) for lr in (1, 2) for s in (0, 1)]
+    )
+    replicas = _finished_group(tmp_path / "rep", "replicas", [({"seed": s}, 0.5 + s) for s in (0, 0, 1, 1)])
+    # When each is summarised
+    lines: list[str] = []
+    for group in (lr_grid, lr_seed):
+        print_sweep(summarise(group), lines.append)
+    spread = summarise(replicas)["metrics"]["loss"]
+    # Then the grids' tasks are not called replicas of one seed; tasks that differ only by seed are
+    assert not any("replica" in line for line in lines), lines
+    assert spread["seed_std"] == 0.5 and spread["replica_std"] == 0.0
+
+
+def test_prune_finds_a_sweep_folder_once_every_task_has_ended_long_ago(tmp_path):
+    from jupyter_promote.housekeeping import remove
+    from jupyter_promote.launch.group_prune import prunable_groups
+    from jupyter_promote.models import JobState
+    from jupyter_promote.rundir import RunDir
+
+    # Given a runs folder with an old finished sweep, a recent one and an old one with a task still running
+    day = 86400.0
+    old = _finished_group(tmp_path / "old-sweep", "grid", [({"lr": 0.1}, 1.0), ({"lr": 0.2}, 2.0)], ended=1000.0)
+    recent = _finished_group(tmp_path / "recent-sweep", "grid", [({"lr": 0.1}, 1.0)], ended=40 * day)
+    running = _finished_group(tmp_path / "running-sweep", "replicas", [({}, 1.0), ({}, 1.0)], ended=1000.0)
+    task = RunDir(running / "tasks" / "1")
+    record = task.read()
+    record.state = JobState.RUNNING
+    task.write(record)
+    (tmp_path / "not-a-group").mkdir()
+    # When the groups older than 30 days are looked for, 41 days in
+    skipped: list[str] = []
+    found = list(prunable_groups(sorted(tmp_path.iterdir()), 30 * day, "all", 41 * day, skipped=skipped))
+    # Then only the old, finished sweep is prunable, and it can be removed whole
+    assert [(g.path, g.tasks, g.kind) for g in found] == [(old, 2, "grid")] and not skipped
+    assert list(prunable_groups([old], 30 * day, "failed", 41 * day, skipped=skipped)) == []
+    remove(RunDir(found[0].path))
+    assert not old.exists() and recent.exists() and running.exists()

@@ -22,11 +22,14 @@ def task_dir(task: dict[str, Any]) -> str:
 
 
 def _seed_and_replica_spread(vals: list[tuple[float, int, dict[str, Any]]]) -> dict[str, float]:
-    """When tasks repeat seeds (``run --replicas N --seeds ...``): the spread of the per-seed means (the
+    """When tasks differ only by seed (``run --replicas N --seeds ...``): the spread of the per-seed means (the
     seed's share) apart from the mean spread within one seed (the replicas': hardware, scheduling).
     """
     from .parity import by_seed
 
+    rest = {json.dumps({k: v for k, v in p.items() if k != "seed"}, sort_keys=True, default=str) for _, _, p in vals}
+    if len(rest) > 1:  # a learning-rate grid: its tasks differ by more than the seed, none is another's replica
+        return {}
     seeds = by_seed((parameters, value) for value, _, parameters in vals)
     if len(seeds) < 2 and all(len(v) < 2 for v in seeds.values()):
         return {}

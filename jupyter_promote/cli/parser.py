@@ -234,22 +234,19 @@ def monitor_settings(args: argparse.Namespace, defaults: dict[str, Any] | None =
 
 def sweep_sets(args: argparse.Namespace) -> list[dict[str, Any]]:
     """The parameter sets of ``sweep``: the -p grid, or the sets file, never both."""
-    from ..job.parameters import resolve_type
+    from ..job.parameters import check_parameters, load_yaml, resolve_type
     from ..job.sweep import expand
 
     if args.sets_file and args.parameters:
         raise UsageError("-f and -p: give the sets in a file or as a grid, not both", subject="sweep")
     if args.sets_file:
-        import yaml
-
+        origin = f"-f {args.sets_file}"
         try:
             with open(args.sets_file, encoding="utf-8") as f:
-                spec = yaml.safe_load(f)
+                spec = load_yaml(f.read(), origin)  # bounded: an alias bomb is refused
         except OSError as exc:
-            raise UsageError(f"-f {args.sets_file}: {exc.strerror}", subject=args.sets_file) from None
-        except yaml.YAMLError:
-            raise UsageError(f"-f {args.sets_file}: not valid YAML", subject=args.sets_file) from None
-        return expand(spec, origin=f"-f {args.sets_file}")
+            raise UsageError(f"{origin}: {exc.strerror}", subject=args.sets_file) from None
+        return [check_parameters(values, origin) for values in expand(spec, origin=origin)]
     grid: dict[str, list[Any]] = {}
     for item in args.parameters:
         if len(item) < 2:

@@ -54,6 +54,11 @@ class ProgressHooks(JobHooks):
 def cmd_run(args: argparse.Namespace, app: Any) -> int:
     """``run`` (one job; with --replicas/--seeds or --contention, a group) and ``sweep``."""
     request, group = request_from_args(args, app.settings)
+    if group is not None and group.kind == "grid":  # refused before a smoke run, a freeze or a detach, not after
+        from ..job.notebook import read_notebook
+        from ..job.overrides import refuse_identical_tasks
+
+        refuse_identical_tasks(read_notebook(request.notebook), request.notebook, request.parameters, group.sets)
     if args.command == "sweep" and args.detach:
         from .detached import start
 
@@ -120,6 +125,8 @@ def _show_prepared(args: argparse.Namespace, job: JobLifecycle, prepared: Prepar
             f"  note: {args.notebook} has no cell tagged 'parameters'; parameters go at the top (papermill's rule)"
         )
     _warn_unknown_parameters(args.notebook, prepared.record.parameters, progress)
+    for override in prepared.overrides:
+        progress.note(f"  warning: {override.message()}")
     progress.note(f"  run directory: {prepared.run.path}")
 
 
@@ -187,6 +194,8 @@ def _run_group(args: argparse.Namespace, app: Any, launcher: Launcher, target: T
     path = run.prepare()
     if group.kind != "contention":
         say(f"sweep {run.id}: {len(group.sets)} tasks of {args.notebook} on {target.display_name} -> {path}")
+    for override in run.sweep.tasks[0].overrides if run.sweep else ():
+        say(f"  warning: {override.message()}")
     done = [0]
 
     def on_done(task: Prepared, view: JobView) -> None:
@@ -218,7 +227,7 @@ def _preflight(args: argparse.Namespace, app: Any) -> None:
     from .inspect import notebook_findings
 
     gpus = int(args.gpus) if getattr(args, "gpus", None) and str(args.gpus).isdigit() else None
-    findings = notebook_findings(args.notebook, gpus, app)
+    findings = notebook_findings(args.notebook, gpus, app, getattr(args, "target", None))
     for line in format_findings(findings):
         say(line)
     if findings and args.strict:

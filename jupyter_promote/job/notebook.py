@@ -62,7 +62,7 @@ def read_notebook(path: str | os.PathLike[str]) -> dict[str, Any]:
         raise NotebookError.at(name, "not a Jupyter notebook (no 'cells' or 'nbformat' field)")
     if nb.get("nbformat") != 4:
         raise NotebookError.at(name, f"nbformat {nb.get('nbformat')} is not supported (only version 4)")
-    validate(nb, name)
+    validate(with_kernel(nb, "python3"), name)  # a kernelspec without a name is the kernel's to fill, not an error
     return nb
 
 
@@ -92,6 +92,24 @@ def kernel_of(nb: dict[str, Any], path: str) -> str:
             path, f"uses a {language} kernel ({spec.get('name', '?')}); only Python notebooks can be promoted"
         )
     return str(spec.get("name") or "python3")
+
+
+def with_kernel(nb: dict[str, Any], kernel: str) -> dict[str, Any]:
+    """``nb`` (not modified) with a complete kernelspec: ``kernel`` as the name it lacks, and the language papermill
+    needs to write parameters. JupyterLab and papermill run a notebook whose kernelspec has no name (or that has no
+    kernelspec), while nbformat's schema requires one.
+    """
+    metadata = nb.get("metadata")
+    if not isinstance(metadata, dict):
+        return nb
+    spec = metadata.get("kernelspec", {})
+    if not isinstance(spec, dict) or ("name" in spec and "display_name" in spec and "language" in spec):
+        return nb
+    info = metadata.get("language_info")
+    language = spec.get("language") or (info.get("name") if isinstance(info, dict) else None) or "python"
+    name = spec.get("name", kernel)
+    filled = {"name": name, "display_name": spec.get("display_name", name), "language": language, **spec}
+    return {**nb, "metadata": {**metadata, "kernelspec": filled}}
 
 
 def write_notebook(nb: dict[str, Any], path: str | os.PathLike[str]) -> None:

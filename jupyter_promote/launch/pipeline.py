@@ -15,13 +15,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import KernelError, PromoteError, UsageError
+from ..errors import KernelError, PromoteError
 from ..events import JobView
 from ..freeze import DEFAULT_ENV_ALLOWLIST, FrozenEnv, freeze, kernel_interpreter
 from ..job.convert import convert, write_notebook
-from ..job.notebook import kernel_of, read_notebook
+from ..job.notebook import kernel_of, read_notebook, with_kernel
+from ..job.overrides import Override, overridden_parameters
 from ..models import JobRecord, JobState
-from ..rundir import RunDir, login_name
+from ..rundir import RunDir, login_name, make_run_dir
 from ..runtime.events import EventLog
 from ..targets import Target
 from .request import ImageRequest, PromoteRequest, default_run_dir, new_job_id
@@ -39,6 +40,7 @@ class Prepared:
     created_dir: bool = True  # whether prepare made the run directory (else it emptied a given one)
     remove_on_refusal: bool = True  # a target's refusal removes the run directory (not a group's task's)
     judge_alone: bool = True  # parity judged as the job ends (replicas are judged together, with the seed band)
+    overrides: tuple[Override, ...] = ()  # parameters the notebook assigns again after papermill injects them
 
 
 def _remove_run(path: Path, created: bool) -> None:
@@ -47,6 +49,21 @@ def _remove_run(path: Path, created: bool) -> None:
     elif path.is_dir():
         for item in path.iterdir():
             shutil.rmtree(item) if item.is_dir() else item.unlink()
+
+
+def record_overrides(log: EventLog, overrides: tuple[Override, ...]) -> None:
+    """One alert per parameter the job will not run with: job.json's parameters say what was asked, these what ran."""
+    for override in overrides:
+        message = override.message()
+        log.emit(
+            "alert",
+            kind="parameter_overridden",
+            action="alert",
+            source="pipeline",
+            message=message,
+            name=override.name,
+            cell=override.cell,
+        )
 
 
 class Pipeline:
@@ -104,17 +121,13 @@ class Pipeline:
             interpreter = kernel_interpreter(FALLBACK_KERNEL)
             self.notes.append(f"kernel {kernel!r} is not installed here; using {FALLBACK_KERNEL!r} instead")
             kernel = FALLBACK_KERNEL
-        conversion = convert(nb, request.monitor, deterministic=request.deterministic)
+        conversion = convert(with_kernel(nb, kernel), request.monitor, deterministic=request.deterministic)
         job_id = request.job_id or new_job_id()
         path = (
             Path(request.out) if request.out else default_run_dir(self.runs_dir, notebook, job_id, owner=request.owner)
         )
-        if path.exists() and (not path.is_dir() or any(path.iterdir())):
-            raise UsageError(f"--out {path}: already exists and is not empty", subject=str(path))
         created = not path.exists()
-        path.mkdir(parents=True, exist_ok=True)
-        if created:  # parameters, logs and outputs are the user's alone, also on a shared login node
-            path.chmod(0o700)
+        make_run_dir(path)  # parameters, logs and outputs are the user's alone, also on a shared login node
         run = RunDir(path)
         self.on_run_dir(run)
         try:
@@ -127,6 +140,7 @@ class Pipeline:
                 parameters=request.parameters,
                 resources=request.resources,
                 monitor=request.monitor,
+                deterministic=request.deterministic,
                 created_at=now,
                 sweep=request.sweep,
                 notify=list(request.notify or []),
@@ -143,10 +157,12 @@ class Pipeline:
                 record.image = self._image(request.image, env, interpreter, log, run)
             write_notebook(conversion.notebook, str(run.job_notebook))
             run.write(record)
+            overrides = tuple(overridden_parameters(nb, record.parameters))
+            record_overrides(log, overrides)
         except BaseException:
             _remove_run(path, created)
             raise
-        return Prepared(record, run, env, conversion.has_parameters_cell, log, created)
+        return Prepared(record, run, env, conversion.has_parameters_cell, log, created, overrides=overrides)
 
     def _image(
         self, options: ImageRequest, env: FrozenEnv, interpreter: Any, log: EventLog, run: RunDir

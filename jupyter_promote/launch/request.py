@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
-from ..models import MonitorSettings, Resources
+from ..models import JobRecord, MonitorSettings, Resources
 from ..rundir import runs_dir_of
 
 #: The kinds of job groups: a parameter grid or list, identical runs (per seed), the job beside a stress load.
@@ -51,6 +51,22 @@ class PromoteRequest:
     kernel: str | None = None  # the kernelspec to run with; None: the notebook's own
     notify: list[str] | None = None  # destinations (c.Notifications) by name; None: the configured defaults
     owner: str = ""  # who asks: the server's current user; empty: this process's login name
+
+
+def rerun_request(record: JobRecord, owner: str = "") -> PromoteRequest:
+    """The request of ``record``'s job, asked again by ``owner``: every field a person chose, from job.json alone
+    (a new id and run directory; the image options are the target's configuration)."""
+    return PromoteRequest(
+        notebook=record.notebook,
+        target=record.target,
+        parameters=dict(record.parameters),
+        resources=record.resources,
+        monitor=record.monitor,
+        deterministic=record.deterministic,
+        kernel=record.kernel or None,
+        notify=list(record.notify),
+        owner=owner,
+    )
 
 
 @dataclass

@@ -26,12 +26,14 @@ from typing import Any
 from ..analysis.spread import SWEEP_FILE
 from ..errors import PromoteError, UsageError
 from ..events import JobView
+from ..job.notebook import read_notebook
+from ..job.overrides import refuse_identical_tasks
 from ..models import JobRecord
 from ..rundir import RunDir
 from ..runtime.events import EventLog
 from ..targets import Target
 from .lifecycle import JobLifecycle
-from .pipeline import Pipeline, Prepared
+from .pipeline import Pipeline, Prepared, record_overrides
 from .request import GroupRequest, PromoteRequest, default_run_dir, member, new_group_id, new_job_id
 
 
@@ -48,7 +50,7 @@ def group_dir(runs_dir: str, request: PromoteRequest, group_id: str, kind: str) 
     """The group's directory: ``--out``, or a new one under the runs directory; it must be new or empty."""
     name = "contention" if kind == "contention" else "sweep"
     path = (
-        Path(request.out)
+        Path(request.out).absolute()
         if request.out
         else default_run_dir(runs_dir, request.notebook, group_id[1:], name, request.owner)
     )
@@ -70,6 +72,8 @@ def prepare_sweep(
     ``ids`` and ``group_id`` are given when the caller announced them before preparing (the server).
     """
     sets, kind = group.sets, group.kind
+    if kind == "grid":
+        refuse_identical_tasks(read_notebook(request.notebook), request.notebook, request.parameters, sets)
     group_id = group_id or new_group_id()
     ids = ids or [new_job_id() for _ in sets]
     path = group_dir(pipeline.runs_dir, request, group_id, kind)
@@ -87,7 +91,10 @@ def prepare_sweep(
         tasks = [head]
         for index in range(1, size):
             sweep = member(group_id, index, size, kind)
-            tasks.append(_task(path, head.record, ids[index], {**request.parameters, **sets[index]}, sweep))
+            task = _task(path, head.record, ids[index], {**request.parameters, **sets[index]}, sweep)
+            task.overrides = tuple(o for o in head.overrides if o.name in task.record.parameters)
+            record_overrides(task.log, task.overrides)
+            tasks.append(task)
         write_group_file(
             path, group_id, kind, request, [(t.record.id, t.record.parameters) for t in tasks], max_parallel
         )

@@ -208,8 +208,9 @@ class SlurmTarget(Target):
         self, records: list[JobRecord], runs: list[RunDir], sweep_dir: Path, max_parallel: int | None
     ) -> list[dict[str, Any]] | None:
         """One ``sbatch --array`` for every task; each task reads its own run directory by its index."""
-        if [r.path for r in runs] != [sweep_dir / "tasks" / str(i) for i in range(len(runs))]:
+        if not laid_out_as_array(runs, sweep_dir):
             return None  # not laid out as a sweep: one by one
+        sweep_dir = sweep_dir.resolve()  # the script and sbatch's --chdir and --output name it whatever the cwd
         array = f"0-{len(records) - 1}" + (f"%{max_parallel}" if max_parallel else "")
         script = sweep_dir / "job.sbatch"
         script.write_text(self.script_for(records[0], sweep_dir, array))
@@ -288,6 +289,12 @@ class SlurmTarget(Target):
         await proc.communicate()  # a job that already ended: nothing to do (idempotent)
         self._interval = self.poll_interval
         self._last_query = 0.0
+
+
+def laid_out_as_array(runs: list[RunDir], sweep_dir: Path) -> bool:
+    """Whether the tasks' run directories are ``sweep_dir/tasks/0..N-1``, as one job array reads them by index."""
+    root = sweep_dir.resolve()  # `--out sw` from the submitting shell's folder: the same folders, resolved
+    return [r.path.resolve() for r in runs] == [root / "tasks" / str(i) for i in range(len(runs))]
 
 
 def _job_name(notebook: str) -> str:
