@@ -243,10 +243,16 @@ def _smoke_run(args: argparse.Namespace, app: Any) -> int:
     from ..job.parameters import smoke_parameters
 
     smoke = smoke_parameters(read_notebook(os.path.abspath(args.notebook)))
-    say(f"smoke run: {args.notebook} on this machine" + (f" with {smoke}" if smoke else " (no cell tagged 'smoke')"))
-    quick = argparse.Namespace(**{**vars(args), "command": "run", "target": "local", "out": None, "smoke": False,
-                                  "strict": False, "json": False, "replicas": None, "seeds": None, "contention": None,
-                                  "cpus": None, "memory": None, "gpus": None})  # fmt: skip
+    if not smoke:  # without one, the smoke run would be the whole training, once here and once as the job
+        raise UsageError(
+            f"--smoke: {args.notebook} has no cell tagged 'smoke' that makes a quick run (a raw cell such as "
+            "'epochs = 1'); tag one, or leave --smoke out",
+            subject=args.notebook,
+        )
+    say(f"smoke run: {args.notebook} on this machine with {smoke}")
+    quick_settings = {"command": "run", "target": "local", "out": None, "smoke": False, "strict": False, "json": False}
+    no_group = {"replicas": None, "seeds": None, "contention": None, "cpus": None, "memory": None, "gpus": None}
+    quick = argparse.Namespace(**{**vars(args), **quick_settings, **no_group})
     given = args.command == "run"  # a run's own parameters stay, the smoke cell's go over them; a sweep's do not
     quick.parameters = [p for p in args.parameters if p[0] not in smoke] if given else []
     quick.parameters_raw = [p for p in args.parameters_raw if p[0] not in smoke] if given else []
