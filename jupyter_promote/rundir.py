@@ -11,7 +11,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from .errors import JobNotFound
+from .errors import JobNotFound, UsageError
 from .models import JobRecord
 
 
@@ -34,6 +34,46 @@ def runs_dir_of(runs_dir: str, owner: str) -> str:
         safe = re.sub(r"[^A-Za-z0-9._@+-]", "-", owner or login_name()).lstrip(".") or "user"
         runs_dir = runs_dir.replace("{username}", safe)
     return os.path.expanduser(runs_dir)
+
+
+def private_dir(path: Path, what: str = "--out") -> None:
+    """Make ``path`` a folder only its owner reads (``0700``): each folder created on the way to it too (the runs
+    folder included: job names are the user's alone), and a folder already there tightened when it is this
+    user's, refused when it is someone else's. Errors are one line naming ``what`` and the path."""
+    try:
+        missing = []
+        for folder in [path, *path.parents]:
+            if folder.exists():
+                break
+            missing.append(folder)
+        for folder in reversed(missing):
+            folder.mkdir(mode=0o700, exist_ok=True)
+            folder.chmod(0o700)  # mkdir's mode is masked by the umask: say it once more
+        st = path.stat()
+        if not path.is_dir():
+            raise UsageError(f"{what} {path}: exists and is not a folder", subject=str(path))
+        if st.st_uid != os.getuid() and os.getuid() != 0:
+            raise UsageError(f"{what} {path}: belongs to another user (uid {st.st_uid})", subject=str(path))
+        if st.st_mode & 0o077:
+            path.chmod(0o700)
+    except OSError as exc:
+        raise UsageError(
+            f"{what} {path}: cannot be made a private folder ({exc.strerror})", subject=str(path)
+        ) from None
+    except ValueError as exc:  # a NUL in the path
+        raise UsageError(f"{what} {path!r}: not a usable path ({exc})", subject=str(path)) from None
+
+
+def make_run_dir(path: Path) -> None:
+    """A new run directory at ``path`` (a private folder, see :func:`private_dir`): refused when it exists and
+    holds anything (another run's files are never mixed with this one's)."""
+    try:
+        occupied = path.exists() and (not path.is_dir() or any(path.iterdir()))
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"--out {path}: cannot be read ({exc})", subject=str(path)) from None
+    if occupied:
+        raise UsageError(f"--out {path}: already exists and is not empty", subject=str(path))
+    private_dir(path)
 
 
 class RunDir:

@@ -22,6 +22,7 @@ from pathlib import Path
 from ..errors import EXIT_CANCELLED, EXIT_JOB_FAILED, EXIT_OK, JobNotFound
 from ..launch.request import new_group_id
 from ..processes import alive, start_ticks
+from ..rundir import private_dir
 from .signals import say
 
 SWEEP_ID = re.compile(r"^s[0-9a-f]{12}$")
@@ -37,7 +38,7 @@ def start(argv: list[str], runs_dir: str) -> int:
     """Start ``jupyter promote sweep ARGV`` (without --detach) in the background; its id and how to follow it."""
     group_id = new_group_id()
     folder = folder_of(runs_dir)
-    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    private_dir(folder, "the detached sweeps' folder")  # their logs name notebooks and parameters
     log_path, rc_path = folder / f"{group_id}.log", folder / f"{group_id}.rc"
     command = [sys.executable, "-c", _ENTRY, group_id, str(rc_path), *(a for a in argv if a != "--detach")]
     with open(log_path, "wb") as log:

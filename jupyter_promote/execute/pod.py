@@ -19,29 +19,10 @@ from ..channel.keys import take_runner_key
 from ..channel.sender import Sender
 from ..rundir import RunDir
 from ..runtime.events import EventLog
+from .unpack import unpack_inputs
 
 #: The payload's files (the ConfigMap's keys).
 JOB_JSON, JOB_NOTEBOOK, INPUTS = "job.json", "job.ipynb", "inputs.tar.gz"
-
-
-def unpack_inputs(archive_path: Path, into: Path) -> None:
-    """The notebook's folder into ``into``: regular files and folders only, never a path out of it (the
-    archive's own rule, on any Python 3.8+: ``extractall(filter=...)`` is newer than some images' Python)."""
-    into.mkdir(exist_ok=True)
-    with tarfile.open(archive_path) as archive:
-        for member in archive.getmembers():
-            parts = Path(member.name).parts
-            if member.name.startswith("/") or ".." in parts or not (member.isfile() or member.isdir()):
-                continue
-            target = into.joinpath(*parts)
-            if member.isdir():
-                target.mkdir(parents=True, exist_ok=True)
-                continue
-            target.parent.mkdir(parents=True, exist_ok=True)
-            source = archive.extractfile(member)
-            if source is not None:
-                with source, open(target, "wb") as out:
-                    shutil.copyfileobj(source, out)
 
 
 def run(payload: Path) -> int:

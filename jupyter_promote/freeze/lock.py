@@ -8,6 +8,8 @@ import os
 import re
 from typing import Any
 
+from ..redact import redact_url
+
 LOCK_SCHEMA = 1
 #: Distributions provided by the job runtime itself, never part of the user's environment lock.
 RUNTIME_PACKAGES = frozenset({"jupyter-promote"})
@@ -36,7 +38,7 @@ def classify(dist: dict[str, Any]) -> dict[str, Any]:
     """The provenance of one distribution: where it can be reinstalled from, or why it cannot."""
     direct = dist.get("direct_url")
     if direct:
-        url = direct.get("url") or ""
+        url = redact_url(direct.get("url") or "")
         if "vcs_info" in direct:
             vcs = direct["vcs_info"]
             checkout: dict[str, Any] = {
@@ -111,7 +113,11 @@ def find_local_wheel(pkg: dict[str, Any], find_links: list[str], python: str = "
 
 
 def _file_path(url: str) -> str:
-    return re.sub(r"^file://", "", url)
+    """The path of a ``file:`` URL, decoded: pip writes a ``+cpu`` wheel's ``+`` as ``%2B``, a space as ``%20``."""
+    from urllib.parse import urlsplit
+    from urllib.request import url2pathname
+
+    return url2pathname(urlsplit(url).path)
 
 
 def build_lock(doc: dict[str, Any], *, kernel: str | None, created_at: float, host: str) -> dict[str, Any]:
@@ -152,9 +158,10 @@ def build_lock(doc: dict[str, Any], *, kernel: str | None, created_at: float, ho
             "libc": doc["platform"]["libc"],
         },
         "indexes": {
-            "index_url": (pip_settings.get("index-url") or [None])[0],
-            "extra_index_urls": pip_settings.get("extra-index-url", []),
-            "find_links": pip_settings.get("find-links", []),
+            # records for people: pip reads the credentials from its own configuration (a BuildKit secret)
+            "index_url": next((redact_url(u) for u in pip_settings.get("index-url", [])), None),
+            "extra_index_urls": [redact_url(u) for u in pip_settings.get("extra-index-url", [])],
+            "find_links": [redact_url(u) for u in pip_settings.get("find-links", [])],
             "no_index": bool(pip_settings.get("no-index")),
         },
         "packages": packages,

@@ -8,6 +8,22 @@ from email.message import EmailMessage
 from pathlib import Path
 from typing import Any
 
+#: Slack's control characters in message text (``<!channel>``, ``<http://evil|click>``): escaped as Slack asks.
+_SLACK_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
+#: Markdown that makes links in an Adaptive Card (``[click](http://evil)``, ``<http://evil>``): backslash-escaped.
+_CARD_ESCAPES = str.maketrans({c: "\\" + c for c in "\\[]<>"})
+
+
+def slack_text(text: str) -> str:
+    """``text`` as Slack shows it literally: no mention, no channel ping, no link in disguise."""
+    return text.translate(_SLACK_ESCAPES)
+
+
+def card_text(text: str) -> str:
+    """``text`` as an Adaptive Card (Teams) shows it literally: no link in disguise."""
+    return text.translate(_CARD_ESCAPES)
+
+
 COLOURS = {"succeeded": "good", "failed": "attention", "parity_failed": "warning", "cancelled": "default",
            "alert": "warning"}  # fmt: skip
 
@@ -61,11 +77,12 @@ class Notice:
     def payload(self, kind: str) -> dict[str, Any]:
         """The JSON body for a webhook of ``kind``: our own, Slack's incoming webhook, a Teams workflow."""
         if kind == "slack":
-            lines = "\n".join(f"*{k}*: {v}" for k, v in self.facts())
+            subject = slack_text(self.subject)
+            lines = "\n".join(f"*{slack_text(k)}*: {slack_text(v)}" for k, v in self.facts())
             return {
-                "text": self.subject,
+                "text": subject,
                 "blocks": [
-                    {"type": "section", "text": {"type": "mrkdwn", "text": f"*{self.subject}*"}},
+                    {"type": "section", "text": {"type": "mrkdwn", "text": f"*{subject}*"}},
                     {"type": "section", "text": {"type": "mrkdwn", "text": lines}},
                 ],
             }
@@ -79,12 +96,15 @@ class Notice:
                 "body": [
                     {
                         "type": "TextBlock",
-                        "text": self.subject,
+                        "text": card_text(self.subject),
                         "weight": "Bolder",
                         "wrap": True,
                         "color": COLOURS.get(self.what, "default"),
                     },
-                    {"type": "FactSet", "facts": [{"title": k, "value": v} for k, v in self.facts()]},
+                    {
+                        "type": "FactSet",
+                        "facts": [{"title": card_text(k), "value": card_text(v)} for k, v in self.facts()],
+                    },
                 ],
             }
             return {"type": "message", "attachments": [

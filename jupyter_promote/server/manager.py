@@ -25,7 +25,7 @@ from ..launch.group import GroupRun
 from ..launch.launcher import Launcher
 from ..launch.lifecycle import JobLifecycle
 from ..launch.pipeline import Prepared
-from ..launch.request import GroupRequest, PromoteRequest, member, new_group_id, new_job_id
+from ..launch.request import GroupRequest, PromoteRequest, member, new_group_id, new_job_id, rerun_request
 from ..models import JobRecord, JobState
 from ..rundir import RunDir
 from ..runtime.events import EventLog, EventTail
@@ -239,12 +239,9 @@ class JobManager:
         return len(self._active)
 
     async def rerun(self, job_id: str, owner: str = "") -> str:
-        """The same notebook, target, kernel, parameters, resources and monitor settings, as a new job of
-        ``owner`` (who asked for it again)."""
+        """The same request, field for field (:func:`rerun_request`), as a new job of ``owner`` (who asked again)."""
         record, _ = self.get(job_id)
-        request = PromoteRequest(notebook=record.notebook, target=record.target, parameters=dict(record.parameters),
-                                 resources=record.resources, monitor=record.monitor, kernel=record.kernel or None,
-                                 notify=list(record.notify), owner=owner)  # fmt: skip
+        request = rerun_request(record, owner)
         if not os.path.isfile(request.notebook):
             raise UsageError(f"job {job_id}: its notebook {record.notebook} no longer exists", subject=job_id)
         return await self.submit(request)

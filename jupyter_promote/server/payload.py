@@ -5,13 +5,13 @@ manager resolves them.
 
 from __future__ import annotations
 
-import keyword
 import os
 from collections.abc import Callable
 from typing import Any
 
 from ..config import PromoteSettings
 from ..errors import ForbiddenPath, UsageError
+from ..job.parameters import MAX_VALUE_DEPTH, check_parameters, nested_deeper_than
 from ..job.sweep import expand
 from ..launch.launcher import check_kernel
 from ..launch.request import GroupRequest, PromoteRequest, group_request
@@ -20,6 +20,8 @@ from ..models import MonitorSettings
 _PAYLOAD_FIELDS = {"notebook", "kernel", "target", "parameters", "resources", "monitor", "deterministic", "sweep",
                    "max_parallel", "replicas", "seeds", "contention", "notify"}  # fmt: skip
 RESOURCE_OPTIONS = ("cpus", "memory", "gpus", "time")
+#: The deepest a request body may nest: a parameter value's limit, in its object, in the body.
+MAX_BODY_DEPTH = MAX_VALUE_DEPTH + 2
 
 
 def confine(root: str, path: Any, field: str = "notebook", allow_hidden: bool = True) -> str:
@@ -56,6 +58,16 @@ def relative_to_root(root: str, path: str) -> str | None:
     return None if relative == ".." or relative.startswith("../") else relative.replace(os.sep, "/")
 
 
+def check_body(body: Any) -> dict[str, Any]:
+    """``body`` when it is a JSON object nesting at most :data:`MAX_BODY_DEPTH` deep, else a 400: what is
+    deeper than any field needs would exhaust the stack of the code that reads it."""
+    if not isinstance(body, dict):
+        raise UsageError("body: must be a JSON object", subject="body", field="body")
+    if nested_deeper_than(body, MAX_BODY_DEPTH):
+        raise UsageError(f"body: nests more than {MAX_BODY_DEPTH} deep", subject="body", field="body")
+    return body
+
+
 def request_from_payload(
     payload: Any, resolve: Callable[[Any], str], settings: PromoteSettings
 ) -> tuple[PromoteRequest, GroupRequest | None]:
@@ -64,8 +76,7 @@ def request_from_payload(
     Every error names its field. Resources and monitor settings the body leaves out come from ``settings``
     (the server's defaults, the CLI's too).
     """
-    if not isinstance(payload, dict):
-        raise UsageError("body: must be a JSON object", subject="body", field="body")
+    check_body(payload)
     unknown = sorted(set(payload) - _PAYLOAD_FIELDS)
     if unknown:
         raise UsageError(f"{unknown[0]}: unknown field (expected {', '.join(sorted(_PAYLOAD_FIELDS))})",
@@ -81,10 +92,7 @@ def request_from_payload(
     for name in ("parameters", "resources", "monitor"):
         if not isinstance(payload.get(name, {}), dict):
             raise UsageError(f"{name}: must be an object", subject=name, field=name)
-    for name in payload.get("parameters", {}):
-        if not name.isidentifier() or keyword.iskeyword(name):  # it becomes `name = value` in the job notebook
-            raise UsageError(f"parameters: {name[:60]!r} is not a Python identifier", subject="parameters",
-                             field="parameters")  # fmt: skip
+    parameters = _checked_parameters(payload.get("parameters", {}), "parameters")
     if not isinstance(payload.get("deterministic", False), bool):
         raise UsageError("deterministic: must be true or false", subject="deterministic", field="deterministic")
     kernel = payload.get("kernel")
@@ -96,16 +104,26 @@ def request_from_payload(
         notebook=notebook,
         kernel=kernel,
         target=target,
-        parameters=payload.get("parameters", {}),
+        parameters=parameters,
         resources=_resources(payload.get("resources", {}), settings),
         monitor=_monitor(payload.get("monitor", {}), settings),
         deterministic=payload.get("deterministic", False),
         notify=notify,
     )
     sets = expand(payload["sweep"]) if "sweep" in payload else None
+    for index, values in enumerate(sets or []):
+        _checked_parameters(values, f"sweep[{index}]")
     group = group_request(sets, payload.get("max_parallel"), payload.get("replicas"), payload.get("seeds"),
                           payload.get("contention"))  # fmt: skip
     return request, group
+
+
+def _checked_parameters(parameters: dict[str, Any], field: str) -> dict[str, Any]:
+    """Names that are identifiers and values of bounded size, as the CLI checks them; a 400 naming ``field``."""
+    try:
+        return check_parameters(parameters, field)
+    except UsageError as exc:
+        raise UsageError(exc.message, subject=field, field=field) from None
 
 
 def _resources(resources: dict[str, Any], settings: PromoteSettings) -> Any:

@@ -23,7 +23,7 @@ from ..freeze import environment_card, read_lock
 from ..launch.launcher import check_kernel
 from ..targets import load_target_classes
 from .handler import MAX_PAGE, PromoteHandler, maps_errors
-from .payload import relative_to_root, request_from_payload
+from .payload import check_body, relative_to_root, request_from_payload
 
 
 class TargetsHandler(PromoteHandler):
@@ -168,9 +168,7 @@ class FreezeHandler(PromoteHandler):
     @authorized
     @maps_errors
     async def post(self) -> None:
-        body = self.body()
-        if not isinstance(body, dict):
-            raise UsageError("body: must be a JSON object", subject="body")
+        body = check_body(self.body())
         notebook = self.notebook_argument(body.get("notebook"))
         kernel = body.get("kernel")
         check_kernel(kernel)
@@ -226,14 +224,24 @@ class OutputHandler(PromoteHandler):
         with open(path, "rb") as f:
             data = f.read()
         try:  # papermill rewrites it after every cell, in place: a torn or truncated copy is never served
-            json.loads(data)
+            notebook = json.loads(data)
         except ValueError:
             raise UsageError(
                 f"job {job_id}: its output notebook is being written or was cut short (not valid JSON); try again",
                 subject=job_id,
             ) from None
         self.set_header("Content-Type", "application/x-ipynb+json")
-        self.finish(data)
+        self.finish(json.dumps(untrusted(notebook)))
+
+
+def untrusted(notebook: Any) -> Any:
+    """``notebook`` without ``metadata.trusted``, its own and its cells' (also while the job runs, and for
+    an output relayed from a cluster): saved by "Open output", a trusted one would run its HTML and JavaScript."""
+    if isinstance(notebook, dict):
+        for holder in [notebook, *(c for c in notebook.get("cells") or [] if isinstance(c, dict))]:
+            if isinstance(holder.get("metadata"), dict):
+                holder["metadata"].pop("trusted", None)
+    return notebook
 
 
 class ArtifactHandler(PromoteHandler):

@@ -19,6 +19,7 @@ from traitlets import Float, Int, Unicode
 from traitlets.config import Configurable
 
 from ..background import Retrying
+from ..redact import redact_text, redact_url
 from ..runtime.events import read_events
 
 log = logging.getLogger("jupyter_promote")
@@ -70,13 +71,16 @@ class MlflowExporter:
 
     def _outcome(self, item: tuple[dict[str, Any], str], attempt: int, error: str | None, last: bool) -> None:
         job, run_dir = item
+        uri = self.settings.tracking_uri
         if error is None:
-            _record(run_dir, {"ok": True, "attempt": attempt, "run_id": self._run_ids.pop(str(job.get("id")), None),
-                              "tracking_uri": self.settings.tracking_uri})  # fmt: skip
+            run_id = self._run_ids.pop(str(job.get("id")), None)
+            _record(run_dir, {"ok": True, "attempt": attempt, "run_id": run_id, "tracking_uri": redact_url(uri)})
             return
-        log.warning("jupyter-promote: exporting job %s to MLflow failed (attempt %d%s): %s",
-                    job.get("id"), attempt, ", giving up" if last else "", error)  # fmt: skip
-        _record(run_dir, {"ok": False, "attempt": attempt, "error": error})
+        error = redact_text(error, [uri])  # MLflow's messages quote the URI, credentials and all
+        giving_up = ", giving up" if last else ""
+        message = "jupyter-promote: exporting job %s to MLflow failed (attempt %d%s): %s"
+        log.warning(message, job.get("id"), attempt, giving_up, error)
+        _record(run_dir, {"ok": False, "attempt": attempt, "error": error, "tracking_uri": redact_url(uri)})
 
 
 def export(settings: MlflowExport, job: dict[str, Any], run_dir: Path) -> str:
