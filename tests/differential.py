@@ -4,7 +4,8 @@ What a person compares: the outcome (succeeded or failed), for a failure the cel
 counts the notebook's code cells: papermill's output marks it, we name it), and each code cell's outputs
 and execution count. Outputs are compared as a reader sees them: consecutive stream outputs of one stream
 joined (how nbclient splits a stream depends on timing), tracebacks by their exception name and value (their
-frames name files and ANSI colours), memory addresses, clock times (``2026-12-05T14:01:07Z``: nbclient's
+frames name files and ANSI colours), memory addresses, the kernel's per-process cell file names
+(``/tmp/ipykernel_14363/2619436388.py`` in a warning), clock times (``2026-12-05T14:01:07Z``: nbclient's
 Sleep1s prints the time) and the two working folders written alike.
 
 The agreement figures (:data:`FIGURES`) are printed at the end of the test run by conftest.
@@ -22,6 +23,7 @@ from jupyter_promote.job.cells import own_numbers
 
 FIGURES: Counter[str] = Counter()
 _ADDRESS = re.compile(r"0x[0-9a-fA-F]{6,}")
+_KERNEL_FILE = re.compile(r"ipykernel_\d+/\d+\.py")
 _TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:?\d\d)?")
 
 
@@ -51,6 +53,7 @@ def _text(value: Any) -> str:
 def _normal(text: str, folders: tuple[str, ...]) -> str:
     for folder in folders:
         text = text.replace(folder, "<cwd>")
+    text = _KERNEL_FILE.sub("ipykernel_<pid>/<cell>.py", text)
     return _TIMESTAMP.sub("<time>", _ADDRESS.sub("0x<address>", text))
 
 
@@ -81,20 +84,22 @@ def code_cells(nb: dict[str, Any]) -> list[dict[str, Any]]:
 def papermill_failing_cell(nb: dict[str, Any]) -> int | None:
     """The number (as the user counts) of the cell papermill's output marks as failed, or None.
 
-    As papermill's ``raise_for_execution_errors`` finds it: the first cell with an error output other than
-    a clean ``SystemExit``, or with ``metadata.papermill.exception`` true.
+    The cell whose ``metadata.papermill`` says it failed (``exception`` true): where the execution stopped.
+    Without one (a kernel that died), as papermill's ``raise_for_execution_errors`` finds it: the first
+    error output other than a clean ``SystemExit``. (That search also stops at a cell tagged
+    ``raises-exception``, whose error was allowed, and papermill's banner then points there; its cell
+    metadata still marks the cell that stopped the run, which is what a verdict must name.)
     """
     numbers = own_numbers(nb["cells"])
     for index, cell in enumerate(nb["cells"]):
-        clean_exit = False
+        if cell.get("metadata", {}).get("papermill", {}).get("exception") is True:
+            return numbers.get(index, 0)
+    for index, cell in enumerate(nb["cells"]):
         for output in cell.get("outputs", []):
             if output.get("output_type") == "error":
                 if output.get("ename") == "SystemExit" and str(output.get("evalue")) in ("", "0"):
-                    clean_exit = True
                     continue
                 return numbers.get(index, 0)
-        if not clean_exit and cell.get("metadata", {}).get("papermill", {}).get("exception") is True:
-            return numbers.get(index, 0)
     return None
 
 

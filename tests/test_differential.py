@@ -1,6 +1,8 @@
 """Differential tests: each notebook through plain ``papermill`` and through ``jupyter promote run --target
-local``, on notebooks nobody here wrote (papermill's own test notebooks, nbclient's, see
-tests/notebooks/differential/nbclient/README.md) and the notebooks issue 24 describes.
+local``: papermill's own test notebooks (written by nobody here), the notebooks issue 24 describes, one
+notebook per behaviour nbclient and papermill define (tests/notebooks/differential/behaviours/README.md), and
+the notebooks of any folders named in ``PROMOTE_DIFFERENTIAL_EXTRA`` (``os.pathsep``-separated: a checkout of
+another project's test notebooks, public tutorials; kept outside this repository under their own licences).
 
 Asserted for each: the same outcome; for a failure, the cell we name is the one papermill's output marks;
 the same outputs cell by cell and the same execution counts (injected cells aside). The agreement figures
@@ -9,6 +11,7 @@ are printed at the end of the run (tests/differential.py).
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -34,16 +37,25 @@ PARAMETERS: dict[str, list[list[str]]] = {
 
 def _cases() -> list[tuple[Path, list[str]]]:
     notebooks = [n for n in sorted(CORPUS.glob("*.ipynb")) if n.name not in LEFT_OUT]
-    notebooks += sorted((OURS / "nbclient").glob("*.ipynb")) + sorted((OURS / "issues").glob("*.ipynb"))
+    notebooks += sorted((OURS / "issues").glob("*.ipynb")) + sorted((OURS / "behaviours").glob("*.ipynb"))
+    for extra in filter(None, os.environ.get("PROMOTE_DIFFERENTIAL_EXTRA", "").split(os.pathsep)):
+        notebooks += sorted(Path(extra).glob("*.ipynb"))
     return [(n, p) for n in notebooks for p in PARAMETERS.get(n.name, [[]])]
+
+
+def _copy(notebook: Path, folder: Path) -> None:
+    """The notebook into ``folder`` with the files beside it (data, modules; not the other notebooks)."""
+    folder.mkdir()
+    for item in notebook.parent.iterdir():
+        if item.is_file() and (item == notebook or item.suffix != ".ipynb"):
+            shutil.copy(item, folder / item.name)
 
 
 CASES = _cases()
 
 
 def _papermill(notebook: Path, folder: Path, parameters: list[str]) -> tuple[int, dict | None]:
-    folder.mkdir()
-    shutil.copy(notebook, folder / notebook.name)
+    _copy(notebook, folder)
     pairs = [a for i in range(0, len(parameters), 2) for a in ("-p", *parameters[i : i + 2])]
     result = subprocess.run(
         [str(BIN / "papermill"), notebook.name, "output.ipynb", "-k", "python3", *pairs],
@@ -72,8 +84,7 @@ def test_papermill_and_promote_agree(cli, tmp_path, notebook, parameters):
     their_code, theirs = _papermill(notebook, tmp_path / "papermill", parameters)
     # When jupyter promote runs the same notebook, from a folder of its own, on the local target
     folder = tmp_path / "promote"
-    folder.mkdir()
-    shutil.copy(notebook, folder / notebook.name)
+    _copy(notebook, folder)
     pairs = [a for i in range(0, len(parameters), 2) for a in ("-p", *parameters[i : i + 2])]
     result = cli("run", str(folder / notebook.name), "--target", "local", "--kernel", "python3", *pairs, timeout=300)
     assert "Traceback" not in result.stderr, result.stderr
