@@ -175,5 +175,85 @@ def test_a_job_whose_notebook_writes_unfoldable_events_still_succeeds(cli, tmp_p
     set_aside = [
         e["message"] for e in read_events(str(cli.only_run() / "events.jsonl")) if e.get("kind") == "bad_event"
     ]
-    assert len(set_aside) == 2 and "steps" in set_aside[0] and "ts" in set_aside[1], set_aside
+    assert len(set_aside) == 3 and "steps" in set_aside[0] and "ts" in set_aside[1], set_aside
+    assert "nested too deep" in set_aside[2], set_aside  # the line no reader parses: reported too
     assert status.returncode == 0 and "succeeded" in status.stdout, status.stderr
+
+
+# --- lines that hold no event: reported once each, never fatal -----------------------------------------------
+
+_NAN = b'{"seq": 2, "ts": 1, "job": "job", "type": "step", "steps": 1, "steps_per_s": NaN}'
+
+
+def test_the_tail_keeps_each_unreadable_line_with_where_it_is_and_why(tmp_path):
+    # Given an events file with, after one event, a line nested 5,000 deep, one with NaN, one that is not
+    # UTF-8, one JSON value that is no event, a blank line, and a torn last line still being written
+    path = tmp_path / "events.jsonl"
+    EventLog(str(path), "job").emit("status", state="running")
+    start = path.stat().st_size
+    lines = [_DEEP, _NAN, b'{"seq": 2, "job": "job\xff"}', b"[1, 2]", b""]
+    with open(path, "ab") as f:
+        f.write(b"\n".join(lines) + b"\n" + b'{"seq": 2, "ts"')
+    # When a tail reads it
+    tail = EventTail(str(path), job="job")
+    events = tail.read()
+    # Then the event is returned, and each complete line that holds none is kept once with its byte offset
+    # and why (the blank line and the torn one are not: a writer may still complete the latter)
+    assert [e["seq"] for e in events] == [1]
+    offsets = [start + sum(len(line) + 1 for line in lines[:i]) for i in range(4)]
+    assert [offset for offset, _ in tail.unreadable] == offsets
+    whys = [why for _, why in tail.unreadable]
+    assert "nested too deep" in whys[0] and "NaN" in whys[1] and "UTF-8" in whys[2] and "no event" in whys[3]
+    # And read again, nothing new is kept
+    tail.unreadable.clear()
+    assert tail.read() == [] and tail.unreadable == []
+
+
+def test_the_follower_reports_each_unreadable_line_once_even_when_it_reads_the_file_again(tmp_path):
+    from jupyter_promote.events.authority import FinalStateRule
+    from jupyter_promote.launch.follow import _set_aside
+
+    # Given a job's events file with a line nested 5,000 deep and a line with NaN between its events
+    path = tmp_path / "events.jsonl"
+    log = EventLog(str(path), "job")
+    log.emit("status", state="running")
+    with open(path, "ab") as f:
+        f.write(_DEEP + b"\n" + _NAN + b"\n")
+    log.emit("heartbeat", steps=1)
+    # When a follower reads it, and then another follows the job again from the start (a server restart)
+    for _ in range(2):
+        tail = EventTail(str(path), job="job")
+        _set_aside(tail.read(), tail, log, FinalStateRule(tmp_path))
+        _set_aside(tail.read(), tail, log, FinalStateRule(tmp_path))  # its own alerts come back: no new ones
+    # Then there is exactly one bad_event alert per unreadable line, saying why, and the events are untouched
+    alerts = [e for e in read_events(str(path)) if e.get("kind") == "bad_event"]
+    assert len(alerts) == 2, alerts
+    assert "nested too deep" in alerts[0]["message"] and "NaN" in alerts[1]["message"]
+    assert [e["type"] for e in read_events(str(path))] == ["status", "heartbeat", "alert", "alert"]
+
+
+def test_a_job_whose_notebook_appends_lines_no_reader_parses_succeeds_with_one_alert_each(cli, tmp_path):
+    # Given a notebook that appends a line nested 5,000 deep and a line with NaN to its job's events file
+    cells = [
+        f"import os\nwith open(os.environ['PROMOTE_EVENTS'], 'ab') as f:\n    f.write({_DEEP!r} + b'\\n')",
+        f"with open(os.environ['PROMOTE_EVENTS'], 'ab') as f:\n    f.write({_NAN!r} + b'\\n')",
+        "import jupyter_promote as promote\npromote.report(accuracy=0.9)",
+    ]
+    notebook = tmp_path / "appends_unreadable_lines.ipynb"
+    notebook.write_text(
+        nbformat.writes(
+            nbformat.v4.new_notebook(
+                cells=[nbformat.v4.new_code_cell(c) for c in cells],
+                metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+            )
+        )
+    )
+    # When it is run for real
+    result = cli("run", str(notebook))
+    # Then it succeeds, its metric kept, with exactly one bad_event alert per line, each saying why
+    assert result.returncode == 0, result.stderr[-2000:]
+    run = cli.only_run()
+    assert job(run)["state"] == "succeeded" and job(run)["metrics"] == {"accuracy": 0.9}
+    alerts = [e["message"] for e in read_events(str(run / "events.jsonl")) if e.get("kind") == "bad_event"]
+    assert len(alerts) == 2, alerts
+    assert "nested too deep" in alerts[0] and "NaN" in alerts[1], alerts

@@ -332,6 +332,45 @@ async def test_rerun_and_freeze_preview(jp_fetch, notebooks):
     assert code == 403
 
 
+NBFORMAT_4_5 = {"nbformat": 4, "nbformat_minor": 5}
+
+
+async def test_the_preview_judges_environment_reads_for_the_target_the_dialog_asks_about(jp_fetch, jp_root_dir):
+    # Given a notebook that reads an environment variable no allowlist carries
+    source = "import os\ntoken = os.environ['MY_TEST_API_TOKEN']"
+    cell = {"cell_type": "code", "execution_count": None, "id": "a", "metadata": {}, "outputs": [], "source": source}
+    (jp_root_dir / "reads_env.ipynb").write_text(json.dumps({"cells": [cell], "metadata": {}, **NBFORMAT_4_5}))
+
+    async def env_findings(**target):
+        _, preview = await api(jp_fetch, "freeze", method="POST", body={"notebook": "reads_env.ipynb", **target})
+        return [f["message"] for f in preview["check"]["findings"] if f["kind"] == "env"]
+
+    # When the dialog previews it for local (the default target, and named), and for docker
+    # Then local carries the whole environment (nothing to report, as `check --target local` says), docker does not
+    assert await env_findings() == []
+    assert await env_findings(target="local") == []
+    docker = await env_findings(target="docker")
+    assert len(docker) == 1 and "MY_TEST_API_TOKEN" in docker[0]
+    # And a target the server does not offer is refused naming the field
+    code, body = await error(jp_fetch, "freeze", method="POST", body={"notebook": "reads_env.ipynb", "target": "nope"})
+    assert code == 400 and body["field"] == "target"
+
+
+async def test_the_preview_refuses_an_nbformat_3_notebook_with_the_way_to_upgrade_it(jp_fetch, jp_root_dir):
+    # Given an nbformat 3 notebook in the server's root (cells inside worksheets)
+    old = {"metadata": {}, "nbformat": 3, "nbformat_minor": 0, "worksheets": [{"cells": [], "metadata": {}}]}
+    (jp_root_dir / "old.ipynb").write_text(json.dumps(old))
+    # When the dialog previews it
+    code, body = await error(jp_fetch, "freeze", method="POST", body={"notebook": "old.ipynb"})
+    # Then the answer is 400 with one line saying what it is and how to upgrade it
+    assert code == 400, body
+    assert "an nbformat 3 notebook" in body["message"] and "--nbformat 4" in body["message"]
+    # And promoted anyway, the job fails saying the same
+    _, job = await api(jp_fetch, "jobs", method="POST", body={"notebook": "old.ipynb"})
+    record = await wait_final(jp_fetch, job["id"])
+    assert record["state"] == "failed" and "an nbformat 3 notebook" in json.dumps(record)
+
+
 def test_openapi_document_matches_the_handlers():
     import re
     from pathlib import Path

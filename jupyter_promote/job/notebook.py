@@ -10,6 +10,7 @@ import functools
 import importlib.util
 import json
 import os
+import shlex
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -58,12 +59,25 @@ def read_notebook(path: str | os.PathLike[str]) -> dict[str, Any]:
         raise NotebookError.at(name, f"not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
     except OSError as exc:
         raise NotebookError.at(name, f"cannot be read ({exc.strerror})") from None
+    version = nb.get("nbformat") if isinstance(nb, dict) else None
+    if isinstance(version, int) and not isinstance(version, bool) and 1 <= version < 4:
+        raise NotebookError.at(name, _older_format(name, version))
     if not isinstance(nb, dict) or "cells" not in nb or "nbformat" not in nb:
         raise NotebookError.at(name, "not a Jupyter notebook (no 'cells' or 'nbformat' field)")
-    if nb.get("nbformat") != 4:
-        raise NotebookError.at(name, f"nbformat {nb.get('nbformat')} is not supported (only version 4)")
+    if version != 4:
+        raise NotebookError.at(name, f"nbformat {version} is not supported (only version 4)")
     validate(with_kernel(nb, "python3"), name)  # a kernelspec without a name is the kernel's to fill, not an error
     return nb
+
+
+def _older_format(name: str, version: int) -> str:
+    """Why an nbformat 1-3 notebook is refused, with the two ways to upgrade it (its cells are in worksheets)."""
+    upgraded = f"{os.path.splitext(os.path.basename(name))[0]}.nbconvert.ipynb"
+    return (
+        f"an nbformat {version} notebook; only nbformat 4 can be promoted: upgrade it with "
+        f"`jupyter nbconvert --to notebook --nbformat 4 {shlex.quote(name)}` (it writes {upgraded} beside it) "
+        "or open it in JupyterLab and save it"
+    )
 
 
 def source_of(cell: dict[str, Any]) -> str:

@@ -75,7 +75,8 @@ def _set_aside(
     events: list[dict[str, Any]], tail: EventTail, log: EventLog, rule: FinalStateRule
 ) -> list[dict[str, Any]]:
     """The events that can be folded; each one that cannot (another writer's line, an unknown type or state)
-    is set aside and reported as an alert in the job's own log, never fatal."""
+    and each line that holds no event (not UTF-8, not JSON, too deep, NaN) is set aside and reported as an
+    alert in the job's own log, never fatal."""
     bad = [(e, "not this job's (another writer's line)") for e in tail.foreign]
     tail.foreign.clear()
     good = []
@@ -94,6 +95,14 @@ def _set_aside(
             continue
         log.emit("alert", kind="bad_event", action="alert", source="pipeline", set_aside_seq=seq, set_aside_type=kind,
                  message=f"an event was set aside: {why} (seq {seq}, type {kind})")  # fmt: skip
+    unreadable, reported_at = tail.unreadable[:], {e.get("set_aside_offset") for e in good if e["type"] == "alert"}
+    tail.unreadable.clear()
+    for offset, why in unreadable:
+        if offset not in reported_at:
+            message = f"a line of the events file was set aside: {why} (at byte {offset})"
+            log.emit(
+                "alert", kind="bad_event", action="alert", source="pipeline", set_aside_offset=offset, message=message
+            )
     return good
 
 

@@ -20,6 +20,8 @@ from .signing import MAC_FIELD, event_mac, may_sign_here, read_key, signed_by
 
 EVENT_TYPES = ("status", "image", "cell", "heartbeat", "step", "metric", "gpu", "alert", "artifacts")
 _TAIL_BYTES = 65536
+#: Unreadable lines an :class:`EventTail` keeps until its reader takes them (a runner's tail never does).
+_MAX_UNREADABLE = 1000
 #: The stages a person sees on a job's timeline. A ``status`` event says which one it starts in ``stage``
 #: (pending ones name theirs: freezing, building, pushing); clients never read a message for it.
 STAGES = ("freezing", "building", "pushing", "queued", "running", "finished")
@@ -163,16 +165,26 @@ def _parse(raw: bytes) -> Event | None:
     """The event on one line, or None when the line holds none: torn (a writer killed mid-line), not UTF-8,
     not JSON, nested deeper than the parser goes, or holding NaN, Infinity or 1e999 (an EventLog never writes
     them, a browser cannot parse the first two). Whatever the line holds, this raises nothing."""
+    event = _parse_line(raw)
+    return event if isinstance(event, Event) else None
+
+
+def _parse_line(raw: bytes) -> Event | str | None:
+    """The event on one line; else why the line holds none, in a few words; None for a blank line."""
     raw = raw.strip()
     if not raw:
         return None
     try:
         text = raw.decode()
         data = json.loads(text, parse_constant=_not_json, parse_float=_finite)
-    except (ValueError, RecursionError, OverflowError):  # UnicodeDecodeError and JSONDecodeError are ValueErrors
-        return None
+    except UnicodeDecodeError:
+        return "not UTF-8"
+    except RecursionError:
+        return "nested too deep to parse"
+    except (ValueError, OverflowError) as exc:  # JSONDecodeError is a ValueError; NaN, Infinity and 1e999 too
+        return "not JSON (torn or malformed)" if isinstance(exc, json.JSONDecodeError) else str(exc)[:80]
     if not (isinstance(data, dict) and isinstance(data.get("seq"), int)):
-        return None
+        return "JSON but no event (no whole-number seq)"
     event = Event(data)
     event.text = text
     return event
@@ -199,7 +211,8 @@ class EventTail:
     """Follow an event file incrementally: each :meth:`read` returns the events appended since the last.
 
     Given ``job``, lines that are not that job's (another writer's, or no EventLog's) are not returned and
-    do not move ``after``: they are kept in :attr:`foreign` for the reader to report.
+    do not move ``after``: they are kept in :attr:`foreign` for the reader to report. Complete lines that
+    hold no event (not UTF-8, not JSON, too deep, NaN) are kept in :attr:`unreadable` as (byte offset, why).
     """
 
     def __init__(self, path: str, after: int = 0, job: str | None = None) -> None:
@@ -207,6 +220,7 @@ class EventTail:
         self.after = after
         self.job = job
         self.foreign: list[dict[str, Any]] = []
+        self.unreadable: list[tuple[int, str]] = []
         self._offset = 0
         self._partial = b""
 
@@ -217,13 +231,17 @@ class EventTail:
                 data = f.read()
         except FileNotFoundError:
             return []
+        offset = self._offset - len(self._partial)  # where the first line read now starts in the file
         self._offset += len(data)
         data = self._partial + data
         *lines, self._partial = data.split(b"\n")
         events: list[dict[str, Any]] = []
         for raw in lines:
-            event = _parse(raw)
-            if event is None:
+            start, offset = offset, offset + len(raw) + 1
+            event = _parse_line(raw)
+            if not isinstance(event, Event):
+                if event is not None and len(self.unreadable) < _MAX_UNREADABLE:  # a reader that never clears it
+                    self.unreadable.append((start, event))
                 continue
             if self.job is not None and event.get("job") != self.job:
                 self.foreign.append(event)

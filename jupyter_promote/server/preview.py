@@ -21,10 +21,11 @@ def preview(
     config: Any = None,
     kernel: str | None = None,
     gpus: int | None = None,
+    target: str = "local",
 ) -> dict[str, Any]:
     """What a promote of ``notebook`` would use: its kernel's lock, the kernels to choose from, the
-    pre-flight findings and, for image targets, the image tag and whether that image exists already.
-    Builds nothing.
+    pre-flight findings as a job on ``target`` would meet them (as ``check --target`` judges) and, for image
+    targets, the image tag and whether that image exists already. Builds nothing.
     """
     import tempfile
 
@@ -34,16 +35,20 @@ def preview(
     from ..freeze import environment_card, freeze, kernel_interpreter
     from ..job.notebook import kernel_of, read_notebook
     from ..job.parameters import notebook_parameters
-    from ..preflight import check_notebook
+    from ..preflight import WHOLE_ENVIRONMENT_TARGETS, check_notebook
 
     nb = read_notebook(notebook)
     own = kernel_of(nb, notebook)
     interpreter = kernel_interpreter(kernel or own)
     specs = KernelSpecManager().get_all_specs()
-    kernels = [{"name": name, "display_name": spec["spec"].get("display_name", name)}
-               for name, spec in sorted(specs.items()) if spec["spec"].get("language", "").lower() == "python"]  # fmt: skip
+    kernels = [
+        {"name": name, "display_name": spec["spec"].get("display_name", name)}
+        for name, spec in sorted(specs.items())
+        if spec["spec"].get("language", "").lower() == "python"
+    ]
     notebook_node = nbformat.from_dict(nb)  # type: ignore[no-untyped-call]  # nbformat ships no type hints
-    findings = check_notebook(notebook_node, gpus=gpus, env_allowlist=env_allowlist)
+    whole = target in WHOLE_ENVIRONMENT_TARGETS
+    findings = check_notebook(notebook_node, gpus=gpus, env_allowlist=env_allowlist, whole_environment=whole)
     with tempfile.TemporaryDirectory(prefix="promote-preview-") as tmp:
         env = freeze(interpreter, os.path.join(tmp, "env"), env_allowlist=env_allowlist, timeout=PREVIEW_TIMEOUT_S)
         result: dict[str, Any] = {

@@ -175,7 +175,15 @@ class FreezeHandler(PromoteHandler):
         gpus = body.get("gpus")
         if gpus is not None and (isinstance(gpus, bool) or not isinstance(gpus, int) or gpus < 0):
             raise UsageError("gpus: must be a whole number of at least 0", subject="gpus", field="gpus")
-        preview = await self.manager.preview_async(notebook, kernel, gpus)
+        settings = self.settings["jupyter_promote_settings"]
+        target = body.get("target", settings.default_target)
+        offered = settings.target_names()
+        if not isinstance(target, str) or target not in offered:
+            available = ", ".join(offered)
+            raise UsageError(
+                f"target {target!r}: no such target here (available: {available})", subject="target", field="target"
+            )
+        preview = await self.manager.preview_async(notebook, kernel, gpus, target)
         self.finish(json.dumps(preview))
 
 

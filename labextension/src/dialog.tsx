@@ -65,7 +65,7 @@ function PromoteFormView(props: IFormProps): JSX.Element {
   const [problem, setProblem] = React.useState<string | null>(null);
   const [destinations, setDestinations] = React.useState<INotifyDestination[]>([]);
   const initial = { preview: props.initial.preview, own: props.initial.ownKernel };
-  const previewed = usePreview(props.service, props.notebook, form.kernel, requestedGpus(form), initial);
+  const previewed = usePreview(props.service, props.notebook, form.kernel, requestedGpus(form), form.target, initial);
   const { preview, own, loading } = previewed;
 
   React.useEffect(() => {

@@ -42,6 +42,8 @@ export interface IJobRecord {
   parameters: Record<string, unknown>;
   resources: Record<string, number | null>;
   monitor: Record<string, unknown>;
+  /** Seeded, with deterministic algorithms pinned (a rerun keeps it; records from before it was kept read false). */
+  deterministic: boolean;
   metrics: Record<string, unknown>;
   image: { ref: string; built?: boolean | null; digest?: string | null; [field: string]: unknown } | null;
   lock_hash: string | null;
@@ -182,6 +184,7 @@ export function emptyRecord(id: string): IJobRecord {
     parameters: {},
     resources: {},
     monitor: {},
+    deterministic: false,
     metrics: {},
     image: null,
     lock_hash: null,

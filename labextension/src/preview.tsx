@@ -26,8 +26,9 @@ export interface IPreviewState {
 }
 
 /**
- * The preview of `kernel` ('' = the notebook's own) for `gpus`, asked for whenever either changes; a
- * late answer to an earlier question is dropped. `initial` is a preview the dialog already has (its
+ * The preview of `kernel` ('' = the notebook's own) for `gpus` on `target` (its pre-flight findings are that
+ * target's: `local` carries the whole environment), asked for whenever one changes; a late answer to an
+ * earlier question is dropped. `initial` is a preview the dialog already has (its
  * previous opening), taken as the answer for the first kernel and GPU count.
  */
 export function usePreview(
@@ -35,6 +36,7 @@ export function usePreview(
   notebook: string,
   kernel: string,
   gpus: number | undefined,
+  target: string,
   initial: { preview: IFreezePreview | null; own: string | null }
 ): IPreviewState {
   const trans = useTranslation();
@@ -44,22 +46,22 @@ export function usePreview(
     problem: null,
     problemField: ''
   });
-  const asked = React.useRef<{ kernel: string; gpus: number | undefined } | null>(
-    initial.preview === null ? null : { kernel, gpus }
+  const asked = React.useRef<{ kernel: string; gpus: number | undefined; target: string } | null>(
+    initial.preview === null ? null : { kernel, gpus, target }
   );
   const latest = React.useRef(0);
   React.useEffect(() => {
     const previous = asked.current;
-    if (previous !== null && previous.kernel === kernel && previous.gpus === gpus) {
+    if (previous !== null && previous.kernel === kernel && previous.gpus === gpus && previous.target === target) {
       return;
     }
-    asked.current = { kernel, gpus };
+    asked.current = { kernel, gpus, target };
     const ask = latest.current + 1;
     latest.current = ask;
     setState(s => ({ ...s, loading: true }));
     const timer = window.setTimeout(
       () => {
-        service.freeze(notebook, kernel || undefined, gpus).then(
+        service.freeze(notebook, kernel || undefined, gpus, target || undefined).then(
           found => {
             if (latest.current === ask) {
               setState(s => ({
@@ -83,10 +85,10 @@ export function usePreview(
           }
         );
       },
-      previous !== null && previous.kernel === kernel ? GPUS_SETTLE_MS : 0
+      previous !== null && previous.kernel === kernel && previous.target === target ? GPUS_SETTLE_MS : 0
     );
     return () => window.clearTimeout(timer); // a GPU count typed over before it settled is never asked for
-  }, [kernel, gpus]);
+  }, [kernel, gpus, target]);
   return state;
 }
 

@@ -45,14 +45,20 @@ export class PromoteService {
     return this.call(`jobs/${id}/output`);
   }
 
-  /** What a promote would use: the environment of `kernel` (the notebook's own when omitted), and the pre-flight checks. */
-  freeze(notebook: string, kernel?: string, gpus?: number): Promise<IFreezePreview> {
+  /**
+   * What a promote would use: the environment of `kernel` (the notebook's own when omitted), and the
+   * pre-flight checks as a job on `target` (the server's default when omitted) would meet them.
+   */
+  freeze(notebook: string, kernel?: string, gpus?: number, target?: string): Promise<IFreezePreview> {
     const body: IFreezeRequest = { notebook };
     if (kernel) {
       body.kernel = kernel;
     }
     if (gpus !== undefined) {
       body.gpus = gpus;
+    }
+    if (target) {
+      body.target = target;
     }
     return this.call('freeze', { method: 'POST', body: JSON.stringify(body) });
   }

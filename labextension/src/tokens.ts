@@ -63,6 +63,8 @@ export interface IFreezeRequest {
   kernel?: string;
   /** The GPUs the job would ask for (the gpu finding reflects it). */
   gpus?: number;
+  /** The target the job would run on (`local` carries the whole environment: no env finding); omitted = the server's default. */
+  target?: string;
 }
 
 /** `POST freeze`: what a promote would use, building nothing. */

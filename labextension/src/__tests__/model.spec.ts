@@ -68,6 +68,18 @@ function aRun(): IJobEvent[] {
   ];
 }
 
+describe('a job record', () => {
+  it('declares deterministic, as JobRecord (models.py) keeps it for a rerun', () => {
+    // Given a record the server sent for a deterministic job, and a record nothing is known of yet
+    const sent: IJobRecord = record({ deterministic: true });
+    // When their flags are read as the type declares them (a boolean, not unknown)
+    const flags: boolean[] = [sent.deterministic, emptyRecord('new').deterministic];
+    // Then the sent one is deterministic, the empty one is not, and a view keeps the record's flag
+    expect(flags).toEqual([true, false]);
+    expect(viewOf(sent).record.deterministic).toBe(true);
+  });
+});
+
 describe('folding events into a job view', () => {
   it('follows state, stages, progress, metrics and alerts', () => {
     const view = foldEvents(viewOf(record()), aRun());

@@ -27,10 +27,12 @@ describe('PromoteService', () => {
     await service.freeze('nb.ipynb');
     await service.freeze('nb.ipynb', 'torch-2.3', 2);
     await service.freeze('nb.ipynb', undefined, 0);
+    await service.freeze('nb.ipynb', undefined, undefined, 'slurm');
     expect(sent.map(s => JSON.parse(String(s.init.body)))).toEqual([
       { notebook: 'nb.ipynb' },
       { notebook: 'nb.ipynb', kernel: 'torch-2.3', gpus: 2 },
-      { notebook: 'nb.ipynb', gpus: 0 }
+      { notebook: 'nb.ipynb', gpus: 0 },
+      { notebook: 'nb.ipynb', target: 'slurm' }
     ]);
     expect(sent[0].url).toBe('http://localhost:8888/lab-base/jupyter-promote/freeze');
   });
