@@ -163,6 +163,19 @@ class MonitorSettings:
                 raise UsageError(f"{name} {value!r}: must be at least {least:g}", subject=name)
         return self
 
+    def bounded(self) -> MonitorSettings:
+        """These settings as loaded from a record someone else may have written (a shared store, an old job):
+        each number that is not a finite number becomes its default, each below its minimum that minimum;
+        the result passes :meth:`checked`. What a follower derives from them (silence limits) stays sane."""
+        changes: dict[str, Any] = {}
+        for name, least in MONITOR_MINIMUMS.items():
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                changes[name] = getattr(MonitorSettings, name)
+            elif value < least:
+                changes[name] = type(getattr(MonitorSettings, name))(least)
+        return dataclasses.replace(self, **changes) if changes else self
+
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 

@@ -35,6 +35,7 @@ psql_su() { runuser -u postgres -- psql -p "$PORT" -v ON_ERROR_STOP=1 -qAt "$@";
 if [ "$(psql_su -c "SELECT 1 FROM pg_roles WHERE rolname = 'promote'")" != 1 ]; then
   psql_su -c "CREATE ROLE promote LOGIN CREATEDB PASSWORD 'promote'"
 fi
+psql_su -c "ALTER ROLE promote CREATEROLE"  # the row-level security test makes a role per user (tests/test_hub.py)
 if [ "$(psql_su -c "SELECT 1 FROM pg_database WHERE datname = 'promote'")" != 1 ]; then
   psql_su -c "CREATE DATABASE promote OWNER promote"
 fi

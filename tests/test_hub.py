@@ -174,3 +174,96 @@ def test_two_users_servers_on_one_database_each_see_and_follow_their_own_jobs(tm
         finally:
             ana.stop()
             bob.stop()
+
+
+def test_with_a_role_per_user_and_row_level_security_the_database_keeps_each_users_jobs_apart():
+    """The README's recipe, run as written on a real PostgreSQL (the store itself sets nothing special): Bob's
+    role reads none of Ana's rows even without the store's filter, cannot plant a row in her list, overwrite her
+    job or add to its events; Ana's server keeps working on her own."""
+    import re
+    import uuid
+
+    from conftest import PG_URL, ROOT, postgres_database
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import DBAPIError
+    from sqlalchemy.pool import NullPool
+
+    from jupyter_promote.models import JobRecord, JobState
+
+    readme = (ROOT / "README.md").read_text()
+    recipe = re.search(r"```sql\n(.*?ENABLE ROW LEVEL SECURITY.*?)```", readme, re.S)
+    assert recipe is not None
+    tag = uuid.uuid4().hex[:8]
+    group, ana, bob = f"promote_users_{tag}", f"ana_{tag}", f"bob_{tag}"
+    statements = re.sub(r"--[^\n]*", "", recipe.group(1)).replace("promote_users", group).split(";")
+    statements = [s.strip() for s in statements if s.strip()]
+    per_user = [s for s in statements if "LOGIN PASSWORD 'ana-secret'" in s]
+    assert len(per_user) == 1
+    admin = create_engine(PG_URL, isolation_level="AUTOCOMMIT", poolclass=NullPool)
+    try:
+        with postgres_database() as url:
+            # Given the schema made by the database's owner, and the README's recipe run by it for two users
+            JobStore(url).close()
+            owner = create_engine(url, isolation_level="AUTOCOMMIT", poolclass=NullPool)
+            with owner.connect() as db:
+                for statement in statements:
+                    if statement not in per_user:
+                        db.execute(text(statement))
+                for name in (ana, bob):
+                    db.execute(text(per_user[0].replace("ROLE ana ", f"ROLE {name} ")))
+            owner.dispose()
+
+            def as_role(name: str) -> str:
+                return make_url(url).set(username=name, password="ana-secret").render_as_string(hide_password=False)
+
+            ana_store, bob_store = JobStore(as_role(ana), user=ana), JobStore(as_role(bob), user=bob)
+            try:
+                # When Ana's server stores a running job and its events
+                job_id = "anajob000001"
+                ana_job = JobRecord(
+                    id=job_id,
+                    notebook="/home/ana/secret.ipynb",
+                    target="local",
+                    kernel="python3",
+                    parameters={"token": "ana's"},
+                    state=JobState.RUNNING,
+                    created_at=time.time(),
+                )
+                ana_store.put_job(ana_job, "/home/ana/runs/job")
+                status = {"seq": 1, "ts": 1.0, "job": job_id, "type": "status", "state": "running"}
+                ana_store.add_events(job_id, [status])
+                # Then Bob's role reads none of it, even without the store's filter, and deletes none of it
+                with bob_store.engine.connect() as db:
+                    for table in ("jobs", "events", "transitions"):
+                        assert db.execute(text(f"SELECT COUNT(*) FROM {table}")).scalar_one() == 0
+                    db.execute(text("DELETE FROM events"))
+                    db.execute(text("DELETE FROM jobs"))
+                    db.commit()
+                # And it can neither plant a row in Ana's list, overwrite her job, nor add to its events
+                with bob_store.engine.connect() as db, pytest.raises(DBAPIError, match="row-level security"):
+                    db.execute(
+                        text(
+                            "INSERT INTO jobs (id, notebook, state, created_at, owner, server_user, record) "
+                            "VALUES ('planted00001', 'x', 'running', 1, '', :ana, '{}')"
+                        ),
+                        {"ana": ana},
+                    )
+                with pytest.raises(DBAPIError, match="row-level security"):
+                    bob_store.put_job(JobRecord(id=job_id, notebook="/x.ipynb", target="local", kernel="python3"), None)
+                with pytest.raises(DBAPIError, match="row-level security"):
+                    bob_store.add_events(job_id, [{**status, "seq": 2, "state": "succeeded"}])
+                # And Ana's server still sees, follows and removes her own job, as she left it
+                assert [record.id for record, _ in ana_store.unfinished()] == [job_id]
+                assert ana_store.get_job(job_id)[0].notebook == ana_job.notebook
+                assert ana_store.last_seq(job_id) == 1
+                ana_store.delete_job(job_id)
+                assert ana_store.get_job(job_id) is None
+            finally:
+                ana_store.close()
+                bob_store.close()
+    finally:
+        with admin.connect() as db:  # roles belong to the whole server: gone once their database is
+            for name in (ana, bob, group):
+                db.execute(text(f'DROP ROLE IF EXISTS "{name}"'))
+        admin.dispose()

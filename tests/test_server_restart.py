@@ -106,3 +106,69 @@ def test_a_server_killed_outright_picks_its_jobs_up_again(tmp_path, store_url):
             assert record["reason"] is None
         finally:
             server.stop()
+
+
+def test_a_row_planted_in_the_store_is_left_alone_by_the_restarted_server(tmp_path):
+    # Given a server's store holding a running job's row that names another uid's run directory, whose job.json
+    # points at a process of the server's user that is no job (what anyone sharing a hub's database can write)
+    import json
+    import os
+    import subprocess
+    import time
+    import urllib.error
+
+    import pytest
+
+    from jupyter_promote.models import JobRecord, JobState
+    from jupyter_promote.processes import start_ticks
+    from jupyter_promote.server.store import JobStore
+
+    if os.geteuid() != 0:
+        pytest.skip("giving a folder to another user needs root")
+    root, store_path = tmp_path / "root", tmp_path / "store" / "jobs.sqlite"
+    root.mkdir()
+    bystander = subprocess.Popen(["sleep", "60"])
+    planted = tmp_path / "mallory" / "run"
+    planted.mkdir(parents=True)
+    record = JobRecord(
+        id="0badc0ffee01",
+        notebook="/nowhere.ipynb",
+        target="local",
+        kernel="python3",
+        state=JobState.RUNNING,
+        created_at=time.time(),
+        handle={"pid": bystander.pid, "start_ticks": start_ticks(bystander.pid)},
+    )
+    data = record.to_json()
+    data["monitor"]["heartbeat_s"] = data["monitor"]["stall_timeout_s"] = 0.001
+    (planted / "job.json").write_text(json.dumps(data))
+    (planted / "events.jsonl").write_text("")
+    for path in (planted, planted / "job.json", planted / "events.jsonl"):
+        os.chown(path, 65534, 65534)
+    store = JobStore(str(store_path))
+    store.put_job(record, str(planted))
+    store.close()
+    try:
+        with open(tmp_path / "server.log", "wb") as log:
+            server = Server(root, str(store_path), tmp_path / "runs", log)
+            # When the server starts (it reconciles) and the job is cancelled through the API
+            server.start()
+            try:
+                with pytest.raises(urllib.error.HTTPError) as refused:
+                    server.call("DELETE", "jobs", "0badc0ffee01")
+                state = server.call("GET", "jobs", "0badc0ffee01")["state"]
+            finally:
+                server.stop()
+        # Then the process is never signalled, the row is left as it was, and the server said why, one line each
+        lines = [
+            line
+            for line in (tmp_path / "server.log").read_text().splitlines()
+            if "jupyter-promote: job 0badc0ffee01" in line
+        ]
+        print(refused.value.code, state, lines)
+        assert bystander.poll() is None
+        assert refused.value.code == 403 and state == "running"
+        assert lines and all("left alone" in line for line in lines)
+    finally:
+        bystander.kill()
+        bystander.wait()

@@ -16,9 +16,9 @@ from typing import Any, Protocol
 
 from ..errors import JobCancelled, PromoteError
 from ..events import JobView
+from ..events.authority import job_events
 from ..models import JobRecord, JobState
 from ..rundir import RunDir
-from ..runtime.events import read_events
 from ..targets import Target
 from .pipeline import Pipeline, Prepared
 from .request import PromoteRequest
@@ -169,7 +169,7 @@ class JobLifecycle:
         view = JobView()
         try:
             prepared.log.emit("status", state="failed", reason=reason, message=message, source="pipeline")
-            view.fold(read_events(str(run.events)))
+            view.fold(job_events(run.path))  # a final status only from who may decide (events/authority.py)
             view.update(record)
             run.write(record)
         except Exception:  # the run directory itself is unusable (a full disk): the record still says why

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..events import JobView
+from ..events import JobView, problem
+from ..events.authority import FinalStateRule
 from ..launch.lifecycle import JobHooks
 from ..launch.pipeline import Prepared
 from ..models import JobRecord
@@ -25,6 +27,12 @@ if TYPE_CHECKING:
 
 #: How often the events of a job being prepared (freeze, image build, push) are stored and published.
 PREPARE_POLL_S = 0.25
+
+
+def foldable(run_dir: Path, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The events the follower would fold: none it sets aside, no final status but its runner's or ours."""
+    rule = FinalStateRule(run_dir)
+    return [event for event in events if problem(event) is None and rule.why(event) is None]
 
 
 class StoringHooks(JobHooks):
@@ -64,10 +72,10 @@ class StoringHooks(JobHooks):
 
     async def _publish_while_preparing(self, run: RunDir) -> None:
         """Following the job later finds these stored and publishes only what is new."""
-        tail = EventTail(str(run.events))
+        tail = EventTail(str(run.events), job=self.record.id)
         while True:
             await asyncio.sleep(PREPARE_POLL_S)
-            self._store(tail.read())
+            self._store(foldable(run.path, tail.read()))
 
     # -- following ---------------------------------------------------------------------------------------
     def event(self, event: dict[str, Any], view: JobView) -> None:
@@ -96,8 +104,9 @@ class StoringHooks(JobHooks):
             self._view = None
             with contextlib.suppress(Exception):
                 store = self.manager.store
-                store.add_events(self.record.id, EventTail(str(prepared.run.events), after=store.last_seq(self.record.id),
-                                                           job=self.record.id).read())  # fmt: skip
+                after = store.last_seq(self.record.id)
+                tail = EventTail(str(prepared.run.events), after=after, job=self.record.id)
+                store.add_events(self.record.id, foldable(prepared.run.path, tail.read()))
             self.manager.store.put_job(prepared.record, self.run_dir)
             return
         self._flush()

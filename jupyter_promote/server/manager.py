@@ -24,7 +24,6 @@ from ..events import problem
 from ..launch.group import GroupRun
 from ..launch.launcher import Launcher
 from ..launch.lifecycle import JobLifecycle
-from ..launch.pipeline import Prepared
 from ..launch.request import GroupRequest, PromoteRequest, member, new_group_id, new_job_id, rerun_request
 from ..models import JobRecord, JobState
 from ..rundir import RunDir
@@ -33,6 +32,7 @@ from ..targets import Target
 from .hooks import StoringHooks
 from .lease import Lease
 from .store import JobStore, Stored
+from .trust import UntrustedRun, own_run
 
 log = logging.getLogger("jupyter_promote")
 
@@ -228,7 +228,11 @@ class JobManager:
         if job is not None:
             await job.cancel()
             return record
-        current = RunDir(run_dir).read() if run_dir and RunDir(run_dir).exists() else None
+        try:
+            current = own_run(job_id, run_dir, record.handle)
+        except UntrustedRun as exc:
+            log.warning("jupyter-promote: %s", exc)
+            raise
         if current is not None and current.handle:  # submitted, followed by another server: stop it on its target
             await self.target(current.target).cancel(current.handle)
         return record
@@ -260,6 +264,7 @@ class JobManager:
             raise JobNotFinished(f"job {job_id}: still {record.state.value}; cancel it first, then remove it",
                                  subject=job_id)  # fmt: skip
         if run_dir and RunDir(run_dir).exists():
+            own_run(job_id, run_dir, record.handle)  # this user's folder of this job, or refused
             await asyncio.to_thread(remove, RunDir(run_dir))
         self.store.delete_job(job_id)
         return record
@@ -274,8 +279,9 @@ class JobManager:
             if now - ended_at(record) >= age_s and record.id not in self._active:
                 try:
                     await self.remove(record.id)
-                except PromoteError as exc:  # removed meanwhile, or not ended after all: kept, said
-                    log.warning("jupyter-promote: retention kept job %s: %s", record.id, exc)
+                except Exception as exc:  # removed meanwhile, not ended, not ours, a folder that stays: kept, said
+                    why = (str(exc).splitlines() or [""])[0][:300]
+                    log.warning("jupyter-promote: retention kept job %s: %s: %s", record.id, type(exc).__name__, why)
                     continue
                 removed.append(record.id)
         return removed
@@ -297,30 +303,15 @@ class JobManager:
         raise JobNotFound(f"sweep {group_id}: no such group (or it is still being prepared)", subject=group_id)
 
     async def reconcile(self) -> None:
-        """At server start: resume watching every unfinished job; a job whose target lost it becomes
-        ``failed``/``lost`` (the pipeline's own rule); one never submitted fails at once.
-        """
-        for record, run_dir in self.store.unfinished():
-            follower = self.store.follower(record.id)
-            if self.lease is not None and follower is not None and self.lease.alive(follower):
-                continue  # another living server follows it (two jupyter labs on one store)
-            if self.lease is not None and not self.store.adopt(record.id, self.lease.id, follower):
-                continue  # another server starting at this moment took it over first
-            run = RunDir(run_dir) if run_dir else None
-            current = run.read() if run is not None and run.exists() else None
-            if current is None or not current.handle:
-                self.end_unsubmitted(record, "failed", "lost", "the server stopped before the job was submitted")
-                continue
-            try:
-                target = self.target(current.target)
-            except PromoteError as exc:
-                self.end_unsubmitted(current, "failed", "lost", str(exc))
-                continue
-            assert run is not None  # a handle is only ever written into a run directory's job.json
-            job = JobLifecycle(self.launcher.pipeline(), target, StoringHooks(self, current, run_dir))
-            job.prepared = Prepared(current, run, None, False, EventLog(str(run.events), current.id))  # type: ignore[arg-type]
-            self._active[current.id] = job
-            self._spawn(self._follow_again(job))
+        """At server start: resume watching every unfinished job of this user's (see :mod:`.reconcile`)."""
+        from .reconcile import reconcile
+
+        reconcile(self)
+
+    def follow_again(self, job: JobLifecycle) -> None:
+        """Follow a job this server did not start (a restart, a dead server's job adopted) to its end."""
+        self._active[job.task.record.id] = job
+        self._spawn(self._follow_again(job))
 
     async def _follow_again(self, job: JobLifecycle) -> None:
         try:
@@ -328,13 +319,15 @@ class JobManager:
         finally:
             self._active.pop(job.task.record.id, None)
 
-    async def preview_async(self, notebook: str, kernel: str | None = None, gpus: int | None = None) -> dict[str, Any]:
-        """What a promote of ``notebook`` would use (see :func:`jupyter_promote.server.preview.preview`), in
-        the previews' own threads."""
+    async def preview_async(
+        self, notebook: str, kernel: str | None = None, gpus: int | None = None, target: str = "local"
+    ) -> dict[str, Any]:
+        """What a promote of ``notebook`` on ``target`` would use (see
+        :func:`jupyter_promote.server.preview.preview`), in the previews' own threads."""
         from .preview import preview
 
         allowlist = tuple(self.launcher.settings.env_allowlist)
-        call = functools.partial(preview, notebook, allowlist, self.launcher.config, kernel, gpus)
+        call = functools.partial(preview, notebook, allowlist, self.launcher.config, kernel, gpus, target)
         return await asyncio.get_running_loop().run_in_executor(self.previews, call)
 
     async def close(self) -> None:

@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
+from ..housekeeping import UNREADABLE
 from ..models import FINAL_STATES, JobRecord
 from ..rundir import server_user
 
@@ -404,23 +405,43 @@ class JobStore:
             return _once_more_if_disconnected(read)
 
     def unfinished(self) -> list[tuple[JobRecord, str | None]]:
+        """Every job that has not ended, with its run directory (a row that is no record of its job is said
+        in one line and passed over, see :meth:`_records`)."""
         finals = {f"final{i}": s.value for i, s in enumerate(FINAL_STATES)}
         marks = ", ".join(f":{name}" for name in finals)
         rows = self._query(
-            f"SELECT record, run_dir FROM jobs WHERE server_user = :user AND state NOT IN ({marks})",
+            f"SELECT id, record, run_dir FROM jobs WHERE server_user = :user AND state NOT IN ({marks})",
             {**finals, "user": self.user},
         )
-        return [(JobRecord.from_json(json.loads(r[0])), r[1]) for r in rows]
+        return self._records(rows)
 
     def finished(self) -> list[JobRecord]:
-        """Every job that has ended, oldest first."""
+        """Every job that has ended, oldest first (a row that is no record of its job passed over)."""
         finals = {f"final{i}": s.value for i, s in enumerate(FINAL_STATES)}
         marks = ", ".join(f":{name}" for name in finals)
         rows = self._query(
-            f"SELECT record FROM jobs WHERE server_user = :user AND state IN ({marks}) ORDER BY created_at",
+            f"SELECT id, record, run_dir FROM jobs WHERE server_user = :user AND state IN ({marks}) ORDER BY created_at",
             {**finals, "user": self.user},
         )
-        return [JobRecord.from_json(json.loads(r[0])) for r in rows]
+        return [record for record, _ in self._records(rows)]
+
+    @staticmethod
+    def _records(rows: Iterable[Any]) -> list[tuple[JobRecord, str | None]]:
+        """The records of rows ``(id, record, run_dir)``; a row whose record cannot be read, or is another
+        job's (a row written by a bug, or by someone else on a shared database), is said in one line and
+        passed over: one bad row never stops a server's start or its retention pass."""
+        records = []
+        for job_id, text, run_dir in rows:
+            try:
+                record = JobRecord.from_json(json.loads(text))
+                if record.id != job_id:
+                    raise ValueError(f"it holds the record of job {str(record.id)[:40]!r}")
+            except UNREADABLE as exc:
+                why = (str(exc).splitlines() or [type(exc).__name__])[0][:200]
+                log.warning("jupyter-promote: job %s: its row in the job store was passed over: %s", job_id, why)
+                continue
+            records.append((record, run_dir))
+        return records
 
     def add_events(self, job_id: str, events: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
         """Store events once each, now (after what is queued); returns those that were new (in seq order),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import signal
 import subprocess
@@ -16,6 +17,22 @@ from ..models import JobRecord, JobState
 from ..processes import alive, start_ticks
 from ..rundir import RunDir
 from .base import Target, TargetStatus
+
+log = logging.getLogger("jupyter_promote")
+#: What a job runner's command line holds (``python -m jupyter_promote.execute.runner RUN_DIR``).
+RUNNER_MODULE = b"jupyter_promote.execute.runner"
+
+
+def runner_of_this_user(pid: int) -> bool:
+    """Whether ``pid`` is a job runner of this process's user: a handle this server did not make (a job followed
+    again, from a record someone else may have written) never makes it watch or signal another process."""
+    try:
+        if os.stat(f"/proc/{pid}").st_uid != os.geteuid():
+            return False
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return RUNNER_MODULE in f.read().split(b"\0")
+    except OSError:
+        return False
 
 
 class LocalTarget(Target):
@@ -93,7 +110,7 @@ class LocalTarget(Target):
             return code is None, code
         if pid in self._exit_codes:
             return False, self._exit_codes[pid]
-        return alive(pid, handle.get("start_ticks")), None
+        return alive(pid, handle.get("start_ticks")) and runner_of_this_user(pid), None
 
     async def poll(self, handles: dict[str, dict[str, Any]]) -> dict[str, TargetStatus]:
         statuses = {}
@@ -114,6 +131,9 @@ class LocalTarget(Target):
 
     async def cancel(self, handle: dict[str, Any]) -> None:
         pid = int(handle["pid"])
+        if pid not in self._children and alive(pid, handle.get("start_ticks")) and not runner_of_this_user(pid):
+            log.warning("jupyter-promote: pid %d is not a job runner of this user; not signalled", pid)
+            return
         running, _ = self._exit_code(handle)
         if not running:
             return
