@@ -34,9 +34,14 @@ def test_ctrl_c_while_attached_stops_following_then_cancel_stops_the_job(cli):
     wait_for(lambda: job(run)["state"] == "running" or cli("status", job_id).stdout.find("running") >= 0, 60,
              "the detached job to run")  # fmt: skip
     attach = cli.popen("attach", job_id)
-    wait_for(lambda: "running" in cli("status", job_id).stdout, 30, "the job to be followed")
+    # When attach says it is attached (a Ctrl-C before that is an interrupted command, not a stop of following)
+    first = ""
+    while "attached to job" not in first and attach.poll() is None:
+        first += attach.stderr.readline()
+    assert "attached to job" in first, first
     attach.send_signal(signal.SIGINT)
     _, stderr = attach.communicate(timeout=60)
+    stderr = first + stderr
     assert attach.returncode == 130 and f"stopped following job {job_id}; it goes on" in stderr, stderr
     assert "running" in cli("status", job_id).stdout  # the job went on
     cancelled = cli("cancel", job_id)

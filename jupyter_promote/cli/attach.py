@@ -38,14 +38,16 @@ def cmd_attach(args: argparse.Namespace, app: Any) -> int:
     launcher = Launcher(app.settings, app.config)
     progress = TerminalProgress()
     progress.note(f"attached to job {record.id} ({record.notebook} on {record.target}); Ctrl-C stops following")
-    job = JobLifecycle(launcher.pipeline(), launcher.target(record.target), ProgressHooks(progress))
-    job.prepared = Prepared(record, run, None, False, EventLog(str(run.events), record.id))  # type: ignore[arg-type]
-    try:
+    try:  # from the line above on, Ctrl-C stops following, whenever it comes
+        job = JobLifecycle(launcher.pipeline(), launcher.target(record.target), ProgressHooks(progress))
+        job.prepared = Prepared(record, run, None, False, EventLog(str(run.events), record.id))  # type: ignore[arg-type]
         view = asyncio.run(job.follow())
     except KeyboardInterrupt:
         progress.close()
-        say(f"stopped following job {record.id}; it goes on (jupyter promote attach {record.id}, "
-            f"jupyter promote cancel {record.id})")  # fmt: skip
+        say(
+            f"stopped following job {record.id}; it goes on (jupyter promote attach {record.id}, "
+            f"jupyter promote cancel {record.id})"
+        )
         return EXIT_CANCELLED
     finally:
         launcher.close()
