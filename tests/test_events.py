@@ -146,6 +146,16 @@ def test_a_whole_number_written_as_a_float_is_still_a_seq():
     assert problem(events[1]) is None and view.seq == 2 and view.steps == 3
 
 
+def _notebook(path, cells):
+    """A Python notebook of ``cells`` (code sources) at ``path``."""
+    kernelspec = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb = nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_code_cell(c) for c in cells], metadata={"kernelspec": kernelspec}
+    )
+    path.write_text(nbformat.writes(nb))
+    return path
+
+
 def test_a_job_whose_notebook_writes_unfoldable_events_still_succeeds(cli, tmp_path):
     # Given a notebook whose cell appends events the folds cannot use to its job's own events file
     cells = [
@@ -156,15 +166,7 @@ def test_a_job_whose_notebook_writes_unfoldable_events_still_succeeds(cli, tmp_p
         f"with open(os.environ['PROMOTE_EVENTS'], 'ab') as f:\n    f.write({_DEEP!r} + b'\\n')",
         "import jupyter_promote as promote\npromote.report(accuracy=0.9)",
     ]
-    notebook = tmp_path / "writes_bad_events.ipynb"
-    notebook.write_text(
-        nbformat.writes(
-            nbformat.v4.new_notebook(
-                cells=[nbformat.v4.new_code_cell(c) for c in cells],
-                metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
-            )
-        )
-    )
+    notebook = _notebook(tmp_path / "writes_bad_events.ipynb", cells)
     # When it is run for real, and its status read
     result = cli("run", str(notebook))
     assert result.returncode == 0, result.stderr[-2000:]
@@ -239,15 +241,7 @@ def test_a_job_whose_notebook_appends_lines_no_reader_parses_succeeds_with_one_a
         f"with open(os.environ['PROMOTE_EVENTS'], 'ab') as f:\n    f.write({_NAN!r} + b'\\n')",
         "import jupyter_promote as promote\npromote.report(accuracy=0.9)",
     ]
-    notebook = tmp_path / "appends_unreadable_lines.ipynb"
-    notebook.write_text(
-        nbformat.writes(
-            nbformat.v4.new_notebook(
-                cells=[nbformat.v4.new_code_cell(c) for c in cells],
-                metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
-            )
-        )
-    )
+    notebook = _notebook(tmp_path / "appends_unreadable_lines.ipynb", cells)
     # When it is run for real
     result = cli("run", str(notebook))
     # Then it succeeds, its metric kept, with exactly one bad_event alert per line, each saying why
