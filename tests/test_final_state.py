@@ -4,6 +4,7 @@ the rule of :mod:`jupyter_promote.events.authority`, as ``run``, the follower an
 from __future__ import annotations
 
 import json
+import os
 import time
 
 import nbformat
@@ -14,6 +15,7 @@ from jupyter_promote.events.authority import FORGED, job_events
 from jupyter_promote.models import JobRecord
 from jupyter_promote.rundir import RunDir
 from jupyter_promote.runtime.events import EventLog, read_events
+from jupyter_promote.runtime.signing import MAC_FIELD, TAKEN_ENV, signed_by
 
 FORGE = """import json, os, time
 path = os.environ["PROMOTE_EVENTS"]
@@ -43,8 +45,9 @@ def test_a_notebook_that_writes_succeeded_then_raises_fails_in_run_and_status(cl
     assert any(FORGED in str(e.get("message")) for e in read_events(str(run / "events.jsonl")))
 
 
-def test_final_statuses_count_from_the_runner_and_the_submitter_only(tmp_path):
+def test_final_statuses_count_from_the_runner_and_the_submitter_only(tmp_path, monkeypatch):
     # Given a run directory with a key: the runner's log signs, the kernel appends an unsigned succeeded
+    monkeypatch.delenv(TAKEN_ENV, raising=False)  # taking the key marks this process's environment
     run = RunDir(tmp_path / "run")
     run.path.mkdir()
     run.write(JobRecord(id="j1", notebook="nb.ipynb", target="local", kernel="python3"))
@@ -75,3 +78,17 @@ def test_a_job_without_a_key_keeps_its_first_final_status(tmp_path):
     log.emit("status", state="succeeded", source="runner")
     # When it is folded by the rule / Then it ended as it said
     assert JobView().fold(job_events(run.path)).state.value == "succeeded"
+
+
+def test_a_process_that_inherits_a_runners_mark_still_signs_for_its_own_jobs(tmp_path, monkeypatch):
+    # Given the mark a runner leaves in its environment for its children (the kernel), naming its run directory
+    runner_run, own_run = tmp_path / "runner", tmp_path / "own"
+    for folder in (runner_run, own_run):
+        folder.mkdir()
+        job_key(folder)
+    monkeypatch.setenv(TAKEN_ENV, f"{os.getpid() + 1} {os.path.realpath(runner_run)}")
+    # When this process (a child of that runner: a test run, a nested `jupyter promote`) writes final statuses
+    theirs = EventLog(str(runner_run / "events.jsonl"), "j1").emit("status", state="succeeded", source="runner")
+    ours = EventLog(str(own_run / "events.jsonl"), "j2").emit("status", state="failed", source="cli")
+    # Then it never signs for the runner's job, and signs for its own
+    assert MAC_FIELD not in theirs and signed_by(job_key(own_run), ours)

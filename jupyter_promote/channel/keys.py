@@ -63,7 +63,7 @@ def take_runner_key(run_dir: str | Path, make: bool = True) -> bytes | None:
         if key is None and make:
             key = job_key(where)
         _taken[where] = key
-        os.environ[TAKEN_ENV] = str(os.getpid())
+        os.environ[TAKEN_ENV] = f"{os.getpid()} {where}"
         if key is not None:  # this process's event logs for the job sign with it
             hold(where, key)
     return _taken[where]

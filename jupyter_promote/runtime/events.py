@@ -81,8 +81,9 @@ class EventLog:
         return self._append(event["ts"], {**fields, "remote_seq": event["seq"]}, key if signed else None)
 
     def _key(self, look: bool) -> bytes | None:
-        if self.key is None and look and may_sign_here():
-            self.key = read_key(os.path.dirname(os.path.abspath(self.path)))
+        run_dir = os.path.dirname(os.path.abspath(self.path))
+        if self.key is None and look and may_sign_here(run_dir):
+            self.key = read_key(run_dir)
         return self.key
 
     def _append(self, ts: float, fields: dict[str, Any], key: bytes | None) -> dict[str, Any]:

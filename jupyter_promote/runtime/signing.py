@@ -21,7 +21,9 @@ from typing import Any
 KEY_ENV = "PROMOTE_CHANNEL_KEY"
 #: The key's file in the submitter's run directory.
 KEY_FILE = "channel.key"
-#: Set by the runner to its pid once it took the key: its children (the kernel) never sign.
+#: Set by the runner once it took the key, to ``PID RUN_DIR``: its children (the kernel) never sign for that
+#: run directory. (Named, so that a process which inherits it, a test runner, a nested ``jupyter promote``,
+#: still signs for its own jobs.)
 TAKEN_ENV = "PROMOTE_CHANNEL_KEY_TAKEN"
 #: The field an event's MAC travels in.
 MAC_FIELD = "mac"
@@ -67,7 +69,9 @@ def read_key(run_dir: str) -> bytes | None:
         return None
 
 
-def may_sign_here() -> bool:
-    """False in the runner's children (the kernel and what it starts): they never sign."""
-    taken = os.environ.get(TAKEN_ENV)
-    return taken is None or taken == str(os.getpid())
+def may_sign_here(run_dir: str) -> bool:
+    """False in the children of the runner of ``run_dir`` (the kernel and what it starts): they never sign."""
+    pid, _, taken_for = os.environ.get(TAKEN_ENV, "").partition(" ")
+    if not pid or taken_for != os.path.realpath(run_dir):
+        return True
+    return pid == str(os.getpid())
