@@ -37,8 +37,8 @@ def cmd_attach(args: argparse.Namespace, app: Any) -> int:
     record = run.read()
     launcher = Launcher(app.settings, app.config)
     progress = TerminalProgress()
-    progress.note(f"attached to job {record.id} ({record.notebook} on {record.target}); Ctrl-C stops following")
-    try:  # from the line above on, Ctrl-C stops following, whenever it comes
+    try:  # from the line below on, Ctrl-C stops following, whenever it comes (even as the line is written)
+        progress.note(f"attached to job {record.id} ({record.notebook} on {record.target}); Ctrl-C stops following")
         job = JobLifecycle(launcher.pipeline(), launcher.target(record.target), ProgressHooks(progress))
         job.prepared = Prepared(record, run, None, False, EventLog(str(run.events), record.id))  # type: ignore[arg-type]
         view = asyncio.run(job.follow())
