@@ -12,6 +12,7 @@ import json
 import os
 import shlex
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -80,13 +81,17 @@ def _older_format(name: str, version: int) -> str:
     )
 
 
-def source_of(cell: dict[str, Any]) -> str:
+def source_of(cell: Mapping[str, Any]) -> str:
+    """A cell's source as one string (nbformat allows a list of lines)."""
     source = cell.get("source", "")
     return "".join(source) if isinstance(source, list) else str(source)
 
 
-def tags_of(cell: dict[str, Any]) -> list[str]:
-    return list(cell.get("metadata", {}).get("tags", []))
+def tags_of(cell: Mapping[str, Any]) -> list[str]:
+    """A cell's tags (none where its metadata or tags are not what nbformat says)."""
+    metadata = cell.get("metadata")
+    tags = metadata.get("tags") if isinstance(metadata, Mapping) else None
+    return [t for t in tags if isinstance(t, str)] if isinstance(tags, list) else []
 
 
 def kernel_of(nb: dict[str, Any], path: str) -> str:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import UsageError
+from .cells import own_numbers
 from .notebook import source_of, tags_of
 
 PARAMETERS_TAG = "parameters"
@@ -28,7 +29,7 @@ class Override:
     """A parameter that a cell after papermill's injected one assigns again."""
 
     name: str
-    cell: int  # the code cell, counted as progress and verdicts count them (non-empty code cells, from 1)
+    cell: int  # the code cell, numbered as progress and verdicts number it (job/cells.py)
     line: str  # the assignment as written, its first line
 
     def message(self) -> str:
@@ -73,13 +74,13 @@ def overridden_parameters(nb: dict[str, Any], names: Iterable[str]) -> list[Over
     and without reading the injected value (``lr = lr / 10`` uses it): the first such assignment of each name.
     """
     wanted = set(names)
-    cells = [c for c in nb.get("cells", []) if c.get("cell_type") == "code" and source_of(c).strip()]
+    cells = nb.get("cells", [])
     injected_after = next((i for i, c in enumerate(cells) if PARAMETERS_TAG in tags_of(c)), -1)
     found: dict[str, Override] = {}
-    for number, cell in enumerate(cells, 1):
-        if number - 1 <= injected_after:  # the parameters cell and those before it run before the injection
+    for index, number in own_numbers(cells).items():  # numbered as progress and verdicts number them
+        if index <= injected_after:  # the parameters cell and those before it run before the injection
             continue
-        tree, source = _python(source_of(cell))
+        tree, source = _python(source_of(cells[index]))
         for statement in tree.body if tree is not None else []:
             bound, value = _assigned(statement)
             for name in bound:
