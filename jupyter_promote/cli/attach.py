@@ -16,7 +16,7 @@ from typing import Any
 from ..errors import EXIT_CANCELLED, EXIT_OK
 from ..launch.launcher import Launcher
 from ..launch.lifecycle import JobLifecycle
-from ..launch.pipeline import Prepared
+from ..launch.prepared import Prepared
 from ..runtime.events import EventLog
 from ..targets import target_class
 from .detached import SWEEP_ID
@@ -40,7 +40,7 @@ def cmd_attach(args: argparse.Namespace, app: Any) -> int:
     try:  # from the line below on, Ctrl-C stops following, whenever it comes (even as the line is written)
         progress.note(f"attached to job {record.id} ({record.notebook} on {record.target}); Ctrl-C stops following")
         job = JobLifecycle(launcher.pipeline(), launcher.target(record.target), ProgressHooks(progress))
-        job.prepared = Prepared(record, run, None, False, EventLog(str(run.events), record.id))  # type: ignore[arg-type]
+        job.prepared = Prepared.resume(run, record)
         view = asyncio.run(job.follow())
     except KeyboardInterrupt:
         progress.close()

@@ -21,7 +21,7 @@ from ..events import JobView
 from ..launch.group import GroupRun
 from ..launch.launcher import Launcher
 from ..launch.lifecycle import JobHooks, JobLifecycle
-from ..launch.pipeline import Prepared
+from ..launch.prepared import Prepared
 from ..launch.request import GroupRequest, PromoteRequest
 from ..models import JobRecord, JobState
 from ..rundir import RunDir
@@ -116,7 +116,8 @@ def _show_prepared(args: argparse.Namespace, job: JobLifecycle, prepared: Prepar
                    progress: TerminalProgress) -> None:  # fmt: skip
     for note in job.pipeline.notes:
         progress.note(f"  note: {note}")
-    progress.note(f"  environment: {prepared.env.summary()}")
+    if prepared.env is not None:
+        progress.note(f"  environment: {prepared.env.summary()}")
     if prepared.record.image:
         built = " (built)" if prepared.record.image["built"] else ""
         progress.note(f"  image: {prepared.record.image['ref']}{built}")

@@ -22,7 +22,7 @@ from ..rundir import RunDir
 from ..runtime.events import EventLog, EventTail
 from ..targets import Target
 from ..targets.base import TargetStatus
-from .pipeline import Prepared
+from .prepared import Prepared
 
 log = logging.getLogger("jupyter_promote")
 

@@ -15,7 +15,8 @@ from ..errors import JobCancelled
 from ..events import JobView
 from ..targets import Target
 from .lifecycle import JobHooks, JobLifecycle
-from .pipeline import Pipeline, Prepared
+from .pipeline import Pipeline
+from .prepared import Prepared
 from .request import GroupRequest, PromoteRequest, member, new_group_id, new_job_id
 from .sweep import PreparedSweep, group_dir, prepare_sweep, run_sweep, write_group_file
 

@@ -20,7 +20,8 @@ from ..events.authority import job_events
 from ..models import JobRecord, JobState
 from ..rundir import RunDir
 from ..targets import Target
-from .pipeline import Pipeline, Prepared
+from .pipeline import Pipeline
+from .prepared import Prepared
 from .request import PromoteRequest
 
 log = logging.getLogger("jupyter_promote")

@@ -11,7 +11,6 @@ import os
 import shutil
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,22 +24,10 @@ from ..models import JobRecord, JobState
 from ..rundir import RunDir, login_name, make_run_dir
 from ..runtime.events import EventLog
 from ..targets import Target
+from .prepared import Prepared
 from .request import ImageRequest, PromoteRequest, default_run_dir, new_job_id
 
 FALLBACK_KERNEL = "python3"
-
-
-@dataclass
-class Prepared:
-    record: JobRecord
-    run: RunDir
-    env: FrozenEnv
-    has_parameters_cell: bool
-    log: EventLog
-    created_dir: bool = True  # whether prepare made the run directory (else it emptied a given one)
-    remove_on_refusal: bool = True  # a target's refusal removes the run directory (not a group's task's)
-    judge_alone: bool = True  # parity judged as the job ends (replicas are judged together, with the seed band)
-    overrides: tuple[Override, ...] = ()  # parameters the notebook assigns again after papermill injects them
 
 
 def _remove_run(path: Path, created: bool) -> None:

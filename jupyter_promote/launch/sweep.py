@@ -33,7 +33,8 @@ from ..rundir import RunDir
 from ..runtime.events import EventLog
 from ..targets import Target
 from .lifecycle import JobLifecycle
-from .pipeline import Pipeline, Prepared, record_overrides
+from .pipeline import Pipeline, record_overrides
+from .prepared import Prepared
 from .request import GroupRequest, PromoteRequest, default_run_dir, member, new_group_id, new_job_id
 
 
@@ -116,7 +117,7 @@ def _task(path: Path, template: JobRecord, job_id: str, parameters: dict[str, An
     run.write(record)
     log = EventLog(str(run.events), record.id)
     log.emit("status", state="pending", source="pipeline", message=f"task {sweep['index']} of sweep {sweep['id']}")
-    return Prepared(record, run, None, True, log, remove_on_refusal=False)  # type: ignore[arg-type]
+    return Prepared.resume(run, record, has_parameters_cell=True, log=log, remove_on_refusal=False)
 
 
 def write_group_file(

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ..events import JobView, problem
 from ..events.authority import FinalStateRule
 from ..launch.lifecycle import JobHooks
-from ..launch.pipeline import Prepared
+from ..launch.prepared import Prepared
 from ..models import JobRecord
 from ..rundir import RunDir
 from ..runtime.events import EventTail

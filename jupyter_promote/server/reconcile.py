@@ -14,10 +14,9 @@ from typing import TYPE_CHECKING
 
 from ..errors import PromoteError
 from ..launch.lifecycle import JobLifecycle
-from ..launch.pipeline import Prepared
+from ..launch.prepared import Prepared
 from ..models import JobRecord
 from ..rundir import RunDir
-from ..runtime.events import EventLog
 from .hooks import StoringHooks
 from .trust import UntrustedRun, own_run
 
@@ -59,5 +58,5 @@ def _reconcile_one(manager: JobManager, record: JobRecord, run_dir: str | None) 
     assert run_dir is not None  # a handle is only ever written into a run directory's job.json
     run = RunDir(run_dir)
     job = JobLifecycle(manager.launcher.pipeline(), target, StoringHooks(manager, current, run_dir))
-    job.prepared = Prepared(current, run, None, False, EventLog(str(run.events), current.id))  # type: ignore[arg-type]
+    job.prepared = Prepared.resume(run, current)
     manager.follow_again(job)
