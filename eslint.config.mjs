@@ -16,7 +16,6 @@ export default defineConfig([
       '.venv',
       '.envs',
       'tests',
-      '**/__tests__',
       'ui-tests'
     ]
   },
@@ -37,7 +36,8 @@ export default defineConfig([
         ...globals.node
       },
       parserOptions: {
-        project: 'tsconfig.json',
+        // tsconfig.eslint.json: the sources and their Jest tests (src/__tests__)
+        project: 'tsconfig.eslint.json',
         sourceType: 'module'
       }
     },
@@ -66,6 +66,11 @@ export default defineConfig([
       eqeqeq: 'error',
       'prefer-arrow-callback': 'error'
     }
+  },
+  {
+    // the build's Node scripts (labextension/tools: the generated REST types)
+    files: ['**/*.mjs'],
+    languageOptions: { globals: { ...globals.node } }
   },
   prettierRecommended
 ]);

@@ -3,7 +3,7 @@
  * person reads them. Pure (no JupyterLab import): Jest tests it, the sidebar renders it.
  */
 
-import { IArtifact } from './model';
+import { IArtifact } from './api/jobs';
 
 const UNITS = ['B', 'KB', 'MB', 'GB', 'TB'];
 

@@ -3,15 +3,19 @@ import { Notification } from '@jupyterlab/apputils';
 import { TranslationBundle } from '@jupyterlab/translation';
 
 import { artifactName } from './artifacts';
-import { askPromote, IPromoteChoice } from './dialog';
-import { FieldError, formFieldOf, toRequest } from './form';
+import { IArtifact } from './api/jobs';
+import { PromoteRequestError } from './api/request';
+import { IJobDetail, IPromoteResponse } from './api/types';
+import { askPromote, IPromoteChoice } from './dialog/dialog';
+import { formFieldOf } from './form/fields';
+import { toRequest } from './form/form';
+import { FieldError } from './form/parse';
 import { JobsModel } from './jobs';
 import { outputCopyPath } from './output';
-import { PromoteRequestError } from './request';
-import { IArtifact, IJobDetail, IPromoteResponse } from './tokens';
+import { IPromoteDialogExtension } from './tokens';
 
 /**
- * Promote a notebook: the dialog, then `POST jobs`. A refused request opens the dialog again with
+ * Promote a notebook: the dialog (with the sections other extensions added), then `POST jobs`. A refused request opens the dialog again with
  * the server's message beside the field it names; nothing fails silently.
  */
 export async function promoteNotebook(
@@ -19,12 +23,14 @@ export async function promoteNotebook(
   model: JobsModel,
   defaultTarget: string,
   show: (id: string) => void,
-  trans: TranslationBundle
+  trans: TranslationBundle,
+  extension: IPromoteDialogExtension
 ): Promise<string | null> {
   let previous: IPromoteChoice | null = null;
   let errors: Record<string, string> = {};
   for (;;) {
-    const choice: IPromoteChoice | null = await askPromote(model.service, trans, path, previous, defaultTarget, errors);
+    const sections = extension.sections;
+    const choice = await askPromote(model.service, trans, path, previous, defaultTarget, errors, sections);
     if (choice === null) {
       return null;
     }
@@ -32,8 +38,8 @@ export async function promoteNotebook(
     let submitted: IPromoteResponse;
     let target: string;
     try {
-      const request = toRequest(path, choice.form, choice.preview?.parameters ?? []);
-      target = request.target;
+      const request = toRequest(path, choice.form, choice.preview?.parameters ?? [], sections);
+      target = request.target ?? choice.form.target;
       submitted = await model.service.submit(request);
     } catch (error) {
       if (error instanceof FieldError) {

@@ -4,7 +4,7 @@
  * no uPlot): Jest tests it, Chart.tsx hands it to uPlot with `scales.x.time = false`.
  */
 
-import { IPoint } from './model';
+import { IPoint } from './job/view';
 
 /** A unit of elapsed time on an axis: its symbol and its length in seconds. */
 export interface IElapsedUnit {

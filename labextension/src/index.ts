@@ -5,14 +5,16 @@ import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { ITranslator, nullTranslator, TranslationBundle } from '@jupyterlab/translation';
 
+import { PromoteDialogExtension } from './dialog/registry';
 import { promoteIcon } from './icon';
 // eslint-disable-next-line jupyter/prefer-lazy-imports -- activation needs it at once: the model follows job events from the start, to notify
 import { JobsModel } from './jobs';
-import { PromoteRequestError } from './request';
+import { PromoteRequestError } from './api/request';
 // eslint-disable-next-line jupyter/prefer-lazy-imports -- activation needs it at once: the model reads the jobs through it
-import { PromoteService } from './service';
+import { PromoteService } from './api/service';
 // eslint-disable-next-line jupyter/prefer-lazy-imports -- activation needs it at once: the sidebar is added to the shell and restored
 import { JobsPanel } from './sidebar/panel';
+import { IPromoteDialogExtension } from './tokens';
 
 const PLUGIN_ID = 'jupyter-promote:plugin';
 
@@ -23,6 +25,18 @@ const CommandIDs = {
 };
 
 /**
+ * The sections other extensions add to the Promote dialog: require IPromoteDialogExtension and call
+ * `addSection` (a view, and what its value adds to the `POST jobs` request).
+ */
+const dialogExtension: JupyterFrontEndPlugin<IPromoteDialogExtension> = {
+  id: 'jupyter-promote:dialog-extension',
+  description: 'Lets other extensions add a section to the "Promote to cluster" dialog.',
+  autoStart: true,
+  provides: IPromoteDialogExtension,
+  activate: (): IPromoteDialogExtension => new PromoteDialogExtension()
+};
+
+/**
  * jupyter-promote in JupyterLab: the "Promote to cluster" button (notebook toolbar, command palette,
  * file browser), its dialog, the live job sidebar, and notifications when a job ends or raises an alert.
  */
@@ -30,11 +44,12 @@ const plugin: JupyterFrontEndPlugin<void> = {
   id: PLUGIN_ID,
   description: 'Promote a notebook to a cluster job that behaves the same way.',
   autoStart: true,
-  requires: [INotebookTracker],
+  requires: [INotebookTracker, IPromoteDialogExtension],
   optional: [ICommandPalette, IFileBrowserFactory, ILayoutRestorer, ISettingRegistry, ITranslator],
   activate: (
     app: JupyterFrontEnd,
     notebooks: INotebookTracker,
+    dialogSections: IPromoteDialogExtension,
     palette: ICommandPalette | null,
     browsers: IFileBrowserFactory | null,
     restorer: ILayoutRestorer | null,
@@ -178,7 +193,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
           await widget.context.save(); // the job runs what is saved, and its baseline is the saved outputs
         }
         const { promoteNotebook } = await import('./commands');
-        return promoteNotebook(path, model, defaultTarget, id => show(id), trans);
+        return promoteNotebook(path, model, defaultTarget, id => show(id), trans, dialogSections);
       }
     });
     app.commands.addCommand(CommandIDs.showJobs, {
@@ -235,4 +250,4 @@ function reportError(trans: TranslationBundle, what: string): (error: unknown) =
   };
 }
 
-export default plugin;
+export default [dialogExtension, plugin];

@@ -2,9 +2,12 @@ import { Event } from '@jupyterlab/services';
 import { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
 
-import { foldEvents, hasGap, IJobEvent, IJobRecord, IJobView, isFinal, problem, viewOf, withRecord } from './model';
-import { PromoteService } from './service';
-import { IJobEventsMessage, JOB_EVENTS_SCHEMA } from './tokens';
+import { IJobEvent, IJobRecord } from './api/jobs';
+import { PromoteService } from './api/service';
+import { IJobEventsMessage, JOB_EVENTS_SCHEMA } from './api/types';
+import { foldEvents, hasGap } from './job/fold';
+import { problem } from './job/validate';
+import { IJobView, isFinal, viewOf, withRecord } from './job/view';
 
 /** Something a person should hear about as it happens: a job ended, or raised an alert. */
 export interface IJobNews {

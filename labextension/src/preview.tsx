@@ -5,10 +5,10 @@
 
 import * as React from 'react';
 
-import { formFieldOf } from './form';
+import { formFieldOf } from './form/fields';
 import { useTranslation } from './i18n';
-import { PromoteRequestError, PromoteService } from './service';
-import { IFreezePreview } from './tokens';
+import { PromoteRequestError, PromoteService } from './api/service';
+import { IFreezePreview } from './api/types';
 
 /** How long the GPU count must stay put before the preview is asked for again (it is typed digit by digit). */
 const GPUS_SETTLE_MS = 600;

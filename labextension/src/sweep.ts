@@ -3,8 +3,9 @@
  * JupyterLab import): Jest tests it, the sidebar renders it.
  */
 
-import { GroupKind, IJobView, isFinal, JOB_STATES } from './model';
-import { IContentionReport, IDivergence } from './tokens';
+import { IContentionReport, IDivergence } from './api/groups';
+import { GroupKind, JOB_STATES } from './api/jobs';
+import { IJobView, isFinal } from './job/view';
 
 /** A group's counts by state, in the order a job goes through them (unknown states, like missing, last). */
 export function stateCounts(states: Record<string, number>): [string, number][] {

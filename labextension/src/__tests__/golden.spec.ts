@@ -6,7 +6,9 @@
 import * as fs from 'fs';
 import * as path from 'path';
 
-import { emptyView, foldEvents, IJobEvent, viewJson } from '../model';
+import { IJobEvent } from '../api/jobs';
+import { foldEvents } from '../job/fold';
+import { emptyView, viewJson } from '../job/view';
 
 const FOLDER = path.join(__dirname, '../../../tests/golden/events');
 

@@ -1,4 +1,6 @@
-import { emptyForm, formFieldOf, kernelChoice, kernelOptions, requestedGpus, toRequest } from '../form';
+import { kernelChoice, kernelOptions, requestedGpus } from '../form/choices';
+import { formFieldOf } from '../form/fields';
+import { emptyForm, toRequest } from '../form/form';
 
 describe('the kernel a job runs with', () => {
   it("is sent only when it is not the notebook's own", () => {

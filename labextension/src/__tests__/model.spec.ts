@@ -1,29 +1,14 @@
-import {
-  FieldError,
-  FORM_FIELDS,
-  emptyForm,
-  formFieldOf,
-  notifyChoice,
-  parseContention,
-  parseSeeds,
-  parseSweep,
-  toRequest
-} from '../form';
-import {
-  IJobEvent,
-  IJobRecord,
-  MAX_POINTS,
-  foldEvent,
-  foldEvents,
-  groupJobs,
-  hasGap,
-  parseParameter,
-  emptyRecord,
-  problem,
-  viewOf,
-  withRecord
-} from '../model';
-import { IParameter } from '../tokens';
+import { IJobEvent, IJobRecord } from '../api/jobs';
+import { IParameter } from '../api/types';
+import { notifyChoice } from '../form/choices';
+import { FORM_FIELDS, formFieldOf } from '../form/fields';
+import { emptyForm, toRequest } from '../form/form';
+import { FieldError, parseContention, parseSeeds, parseSweep } from '../form/parse';
+import { groupJobs } from '../format';
+import { foldEvent, foldEvents, hasGap } from '../job/fold';
+import { problem } from '../job/validate';
+import { emptyRecord, MAX_POINTS, viewOf, withRecord } from '../job/view';
+import { parseParameter } from '../parameters';
 
 function record(fields: Partial<IJobRecord> = {}): IJobRecord {
   return {
@@ -314,7 +299,7 @@ describe('the Promote form', () => {
     expect(() => parseSweep('steps = 1.5', PARAMETERS)).toThrow('not a whole number');
     const form = emptyForm('local');
     form.sweep = 'lr = 0.1, 0.2';
-    form.maxParallel = '1';
+    form.max_parallel = '1';
     const request = toRequest('t.ipynb', form, PARAMETERS);
     expect([request.sweep, request.max_parallel]).toEqual([{ lr: [0.1, 0.2] }, 1]);
   });

@@ -1,6 +1,6 @@
 import { ServerConnection } from '@jupyterlab/services';
 
-import { PromoteRequestError, PromoteService } from '../service';
+import { PromoteRequestError, PromoteService } from '../api/service';
 
 /** A service whose server is a function: the requests it was sent, and its answers. */
 function serviceAnswering(answer: (url: string, init: RequestInit) => Response): {

@@ -1,4 +1,5 @@
-import { emptyRecord, IJobRecord, viewOf } from '../model';
+import { IJobRecord } from '../api/jobs';
+import { emptyRecord, viewOf } from '../job/view';
 import { contentionRates, divergenceValues, formatValue, groupKind, settledCount, stateCounts } from '../sweep';
 
 function member(id: string, state: IJobRecord['state'], kind?: 'grid' | 'replicas' | 'contention'): IJobRecord {

@@ -2,7 +2,7 @@ import * as React from 'react';
 
 import { artifactName, formatSize } from '../artifacts';
 import { useTranslation } from '../i18n';
-import { IArtifact } from '../model';
+import { IArtifact } from '../api/jobs';
 
 /**
  * The files a job wrote in its working directory, each a download link. The link's address is the

@@ -3,7 +3,7 @@ import uPlot from 'uplot';
 
 import { chartOrigin, ELAPSED_INCREMENTS, elapsedRange, elapsedTickLabels, formatElapsed, toElapsed } from '../elapsed';
 import { useTranslation } from '../i18n';
-import { IPoint } from '../model';
+import { IPoint } from '../job/view';
 
 export interface IChartSeries {
   label: string;

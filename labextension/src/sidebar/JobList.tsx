@@ -1,8 +1,10 @@
 import * as React from 'react';
 
 import { useTranslation } from '../i18n';
-import { duration, formatDuration, groupJobs, IJobGroup, IJobView, isFinal, JOB_STATES } from '../model';
-import { PromoteService } from '../service';
+import { JOB_STATES } from '../api/jobs';
+import { PromoteService } from '../api/service';
+import { duration, formatDuration, groupJobs, IJobGroup } from '../format';
+import { IJobView, isFinal } from '../job/view';
 import { groupKind, settledCount } from '../sweep';
 import { SweepSummary } from './SweepSummary';
 

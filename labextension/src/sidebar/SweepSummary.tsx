@@ -1,9 +1,9 @@
 import * as React from 'react';
 
 import { useTranslation } from '../i18n';
-import { PromoteService } from '../service';
+import { PromoteService } from '../api/service';
 import { contentionRates, divergenceValues, formatValue, stateCounts } from '../sweep';
-import { ISweepSummary } from '../tokens';
+import { ISweepSummary } from '../api/groups';
 
 /**
  * The summary of a group of jobs (`GET sweeps/{id}`): counts by state, each metric across the tasks,

@@ -1,8 +1,9 @@
 import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 
-import { artifactEndPoint } from './artifacts';
-import { IJobEvent, IJobRecord } from './model';
+import { artifactEndPoint } from '../artifacts';
+import { ISweepSummary } from './groups';
+import { IJobEvent, IJobRecord } from './jobs';
 import { requestAPI, requestBlob } from './request';
 
 export { PromoteRequestError } from './request';
@@ -13,9 +14,8 @@ import {
   INotifications,
   IPromoteRequest,
   IPromoteResponse,
-  ISweepSummary,
   ITarget
-} from './tokens';
+} from './types';
 
 /** The jupyter-promote REST API, typed: one method per route. */
 export class PromoteService {

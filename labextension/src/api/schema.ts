@@ -1,0 +1,689 @@
+/**
+ * GENERATED FILE, DO NOT EDIT: the REST schemas of jupyter_promote/server/openapi.yaml as TypeScript,
+ * written by `jlpm build:types` (labextension/tools/schema-types.mjs, openapi-typescript).
+ * Change the OpenAPI document, then run `jlpm build:types`; `jlpm lint:check` fails while they differ.
+ */
+/* eslint-disable */
+
+export interface paths {
+  '/jupyter-promote/targets': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Targets, whether each is available (and why not), and its options schema */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description {targets: [{name, display_name, available, reason, options_schema}]} */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/jupyter-promote/notifications': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The notification destinations a job may name in `notify` (no URLs or addresses), and the defaults */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description {destinations: [{name, kind, on}], defaults: [name]} */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/jupyter-promote/jobs': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Jobs, newest first */
+    get: {
+      parameters: {
+        query?: {
+          state?: 'pending' | 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+          /** @description path relative to the server's root */
+          notebook?: string;
+          /** @description the jobs of one sweep (its id) */
+          sweep?: string;
+          /** @description the jobs of one user (who promoted them) */
+          owner?: string;
+          limit?: number;
+          offset?: number;
+        };
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description {jobs: [job.json], total, limit, offset} */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+        /** @description a query parameter that is not valid */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+      };
+    };
+    put?: never;
+    /** Promote a notebook; answers at once, the job prepares and runs in the background */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['JobRequest'];
+        };
+      };
+      responses: {
+        /** @description {id}; for a group (sweep, replicas/seeds, contention) {id: the first job, sweep: the group's id, ids: every job in order, kind: grid | replicas | contention} */
+        202: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+        /** @description an invalid field */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+        /** @description a notebook path outside the server's root */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+        /** @description the target is unavailable */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/jupyter-promote/jobs/{job_id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        job_id: string;
+      };
+      cookie?: never;
+    };
+    /** One job (job.json's fields, with state, reason, run_dir, its state transitions and its environment) */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          job_id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description job.json plus run_dir, transitions and environment (the job lock's card: python, torch, cuda, cpu, gpu, key packages) or null, notebook_path (the notebook relative to the server's root, or null), and artifacts: [{path, size}] (the files the job wrote in its working directory, RUN_DIR/work) */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+        /** @description no such job */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    /** Cancel the job (idempotent; a finished job stays as it ended), or with purge=true remove a finished job */
+    delete: {
+      parameters: {
+        query?: {
+          purge?: 'true' | '1';
+        };
+        header?: never;
+        path: {
+          job_id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description purge: {id, removed: true}: the job's record, events and run directory are gone */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+        /** @description {id, state} */
+        202: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+        /** @description no such job */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+        /** @description purge of a job that has not ended (cancel it first) */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+      };
+    };
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/jupyter-promote/jobs/{job_id}/rerun': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        job_id: string;
+      };
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** The same request again, as a new job */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          job_id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description {id} */
+        202: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+        /** @description the notebook no longer exists */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+        /** @description the notebook is no longer inside the server's root (confined again on every rerun) */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+        /** @description no such job */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/jupyter-promote/jobs/{job_id}/events': {
+    parameters: {
+      query?: {
+        /** @description return events with seq > after */
+        after?: number;
+      };
+      header?: never;
+      path: {
+        job_id: string;
+      };
+      cookie?: never;
+    };
+    /** The job's events after a seq (what a reconnecting client missed) */
+    get: {
+      parameters: {
+        query?: {
+          /** @description return events with seq > after */
+          after?: number;
+        };
+        header?: never;
+        path: {
+          job_id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description {events: [...]} */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+        /** @description no such job */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/jupyter-promote/jobs/{job_id}/logs': {
+    parameters: {
+      query?: {
+        /** @description byte offset */
+        after?: number;
+        /** @description the job's stdout/stderr, or the image build's output */
+        stream?: 'job' | 'build';
+      };
+      header?: never;
+      path: {
+        job_id: string;
+      };
+      cookie?: never;
+    };
+    /** The job's stdout/stderr (or its image build's output) from a byte offset (at most 1 MiB per call) */
+    get: {
+      parameters: {
+        query?: {
+          /** @description byte offset */
+          after?: number;
+          /** @description the job's stdout/stderr, or the image build's output */
+          stream?: 'job' | 'build';
+        };
+        header?: never;
+        path: {
+          job_id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description {text, offset} */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+        /** @description no such job */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/jupyter-promote/jobs/{job_id}/output': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        job_id: string;
+      };
+      cookie?: never;
+    };
+    /** The output notebook (saved after every cell) */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          job_id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description the notebook */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+        /** @description no output notebook yet */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+        /** @description no such job */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/jupyter-promote/jobs/{job_id}/artifacts/{path}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        job_id: string;
+        /** @description an artifact's path, as listed in the job's artifacts */
+        path: string;
+      };
+      cookie?: never;
+    };
+    /** One file the job wrote, as a download */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          job_id: string;
+          /** @description an artifact's path, as listed in the job's artifacts */
+          path: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description the file's bytes, application/octet-stream, as an attachment */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+        /** @description not one of the job's artifacts */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+        /** @description no such job */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/jupyter-promote/sweeps/{sweep_id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        sweep_id: string;
+      };
+      cookie?: never;
+    };
+    /** A group's summary (a sweep, replicas and seeds, or contention) */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          sweep_id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description {id, kind, notebook, target, size, states: {state: count}, metrics: {name: {min, max, mean, std, tasks, seed_std?, replica_std?}}, tasks: [{index, job, dir, state, parameters, reason, metrics}], replicas: [{parameters, tasks, identical, first_divergence}], seed_band: {metric: width}, contention: the contention report or null} */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+        /** @description no such group */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/jupyter-promote/freeze': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Preview the lock and the image tag a promote would use (and whether the image exists); builds nothing */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            notebook: string;
+            /** @description preview this kernelspec's environment instead of the notebook's own */
+            kernel?: string;
+            /** @description the GPUs the job would request (for the pre-flight check) */
+            gpus?: number;
+            /** @description the target the job would run on (default: the server's default); local carries the whole environment, so no environment read is reported */
+            target?: string;
+          };
+        };
+      };
+      responses: {
+        /** @description {kernel (the notebook's own kernelspec), kernels: [{name, display_name}] (the installed Python kernelspecs), check: {findings: [{kind, message, cell}]} (what will differ on the cluster: cells out of order or never run, names used before defined, installs, paths, environment variables, CUDA without a GPU), summary, environment (card), parameters: [{name, type, default, value, literal, help}] (the parameters cell, as papermill reads it), lock, image: {tag, base_image, exists} | null} */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+        /** @description an invalid notebook */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+        /** @description a notebook path outside the server's root */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+}
+export type webhooks = Record<string, never>;
+export interface components {
+  schemas: {
+    /** @description What a POST jobs body asks for, declared once: the server validates bodies with it, the CLI builds one, job.json keeps it verbatim (a rerun is the same request) and the TypeScript types are generated from it. */
+    JobRequest: {
+      /** @description path relative to the server's root, resolved as the contents manager resolves it */
+      notebook: string;
+      /** @description the kernelspec to run with (default: the notebook's own); an unknown one is a 400 listing the installed ones */
+      kernel?: string;
+      /** @description the target to run on (default: the server's c.PromoteSettings.default_target) */
+      target?: string;
+      parameters?: Record<string, unknown>;
+      resources?: {
+        cpus?: number;
+        /** @example 4G */
+        memory?: string;
+        gpus?: number;
+        /** @example 2h */
+        time?: string;
+      };
+      /** @description MonitorSettings fields (nan_action */
+      monitor?: Record<string, unknown>;
+      deterministic?: boolean;
+      /** @description Destinations (c.Notifications.destinations) told when the job ends or raises an alert; [] for none; absent: the server's c.Notifications.defaults. */
+      notify?: string[];
+      /** @description Run one job per parameter set: a grid {name: [values]} (every combination) or a list of parameter sets; each set is merged over `parameters`. */
+      sweep?:
+        | {
+            [key: string]: unknown[];
+          }
+        | Record<string, unknown>[];
+      /** @description a sweep's jobs running at once (default: all) */
+      max_parallel?: number;
+      /** @description identical runs (per seed); their spread and first divergence, judged together */
+      replicas?: number;
+      /** @description one run per seed (the `seed` parameter), times replicas; the seed-variance band in parity */
+      seeds?: number[];
+      /**
+       * @description run alone, then beside a stress workload (cpu[:N], memory[:SIZE], gpu[:N]); both side by side
+       * @example cpu:4
+       */
+      contention?: string;
+    };
+  };
+  responses: never;
+  parameters: never;
+  requestBodies: never;
+  headers: never;
+  pathItems: never;
+}
+export type $defs = Record<string, never>;
+export type operations = Record<string, never>;
