@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import UsageError
+
+# re-exported (the names job records and requests have always imported): composed of the checks' declarations
+from .monitor_settings import MONITOR_MINIMUMS as MONITOR_MINIMUMS  # noqa: PLC0414
+from .monitor_settings import MonitorSettings as MonitorSettings  # noqa: PLC0414
 
 
 class JobState(str, enum.Enum):
@@ -31,8 +34,18 @@ FINAL_STATES = frozenset({JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLE
 
 #: The reasons carried in job.json's ``reason``, as the runner, the targets and ``status`` set them.
 FAILURE_REASONS = (
-    "error", "nan", "stall", "throughput", "oom", "timeout", "killed", "lost", "cancelled", "disk_full", "unresponsive",
-)  # fmt: skip
+    "error",
+    "nan",
+    "stall",
+    "throughput",
+    "oom",
+    "timeout",
+    "killed",
+    "lost",
+    "cancelled",
+    "disk_full",
+    "unresponsive",
+)
 
 _MEMORY_UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}
 _MEMORY_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?\s*$", re.IGNORECASE)
@@ -123,67 +136,6 @@ class Resources:
         return cls(**(data or {}))
 
 
-#: The least value of each numeric monitor setting (seconds, or optimizer steps for check_every).
-MONITOR_MINIMUMS: dict[str, float] = {
-    "stall_timeout_s": 1.0,
-    "check_every": 1,
-    "heartbeat_s": 1.0,
-    "window_s": 0.5,
-    "gpu_sample_s": 1.0,
-}
-
-
-@dataclass(frozen=True)
-class MonitorSettings:
-    """What the in-job monitor watches and what it does about it (baked into the job notebook)."""
-
-    stall_timeout_s: float = 600.0
-    nan_action: str = "fail"  # "fail" or "alert"
-    stall_action: str = "fail"
-    throughput_action: str = "alert"
-    check_every: int = 10  # steps between finiteness checks (no host sync on CUDA: read back a check later)
-    heartbeat_s: float = 5.0
-    window_s: float = 2.0  # throughput window
-    gpu_sample_s: float = 5.0
-
-    def __post_init__(self) -> None:
-        for name in ("nan_action", "stall_action", "throughput_action"):
-            if getattr(self, name) not in ("fail", "alert"):
-                raise UsageError(f"{name} {getattr(self, name)!r}: must be 'fail' or 'alert'", subject=name)
-
-    def checked(self) -> MonitorSettings:
-        """This request's settings, bounded (the one place, for the CLI and the server alike): a heartbeat
-        every nanosecond would flood the store and the browsers, a NaN would reach the job notebook as code.
-        Records stored before the bounds existed still load (``from_json`` does not check them)."""
-        for name, least in MONITOR_MINIMUMS.items():
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-                raise UsageError(f"{name} {value!r}: must be a finite number", subject=name)
-            if value < least or (name == "stall_timeout_s" and value <= 0):
-                raise UsageError(f"{name} {value!r}: must be at least {least:g}", subject=name)
-        return self
-
-    def bounded(self) -> MonitorSettings:
-        """These settings as loaded from a record someone else may have written (a shared store, an old job):
-        each number that is not a finite number becomes its default, each below its minimum that minimum;
-        the result passes :meth:`checked`. What a follower derives from them (silence limits) stays sane."""
-        changes: dict[str, Any] = {}
-        for name, least in MONITOR_MINIMUMS.items():
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-                changes[name] = getattr(MonitorSettings, name)
-            elif value < least:
-                changes[name] = type(getattr(MonitorSettings, name))(least)
-        return dataclasses.replace(self, **changes) if changes else self
-
-    def to_json(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any] | None) -> MonitorSettings:
-        return cls(**(data or {}))
-
-
 @dataclass
 class JobRecord:
     """job.json: what was asked, where it runs and how it ended."""
@@ -213,6 +165,9 @@ class JobRecord:
     artifacts: list[dict[str, Any]] = field(default_factory=list)  # files the job wrote: {"path", "size"} in work/
     notify: list[str] = field(default_factory=list)  # the destinations (c.Notifications) told of its end and alerts
     owner: str = ""  # who promoted it: the server's current user, or the CLI's login name
+    #: the JobRequest (server/openapi.yaml) as validated and normalized: what a rerun asks for again
+    #: (launch/request.py rerun_request); empty in records written before it was kept
+    request: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)

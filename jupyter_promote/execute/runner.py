@@ -26,7 +26,6 @@ from .supervisor import Pulse, Supervisor
 from .workdir import StagedInputs, artifacts, stage
 
 _MEMORY_ERRORS = {"OutOfMemoryError", "MemoryError"}
-_MONITOR_ERRORS = {"NonFiniteError": "nan", "StallError": "stall"}
 
 
 #: Seconds a job kernel may take to start (``PROMOTE_KERNEL_START_TIMEOUT`` overrides).
@@ -128,7 +127,8 @@ def outcome(error: BaseException | None, supervisor: Supervisor, tracker: Any) -
         return "succeeded", None, None
     fatal = supervisor.fatal
     if fatal is not None:
-        return "failed", fatal["kind"] if fatal["kind"] != "throughput_drop" else "throughput", fatal["message"]
+        # a monitor check that fails a job says why in its alert (its declared reason); the runner's own don't
+        return "failed", str(fatal.get("reason") or fatal["kind"]), fatal["message"]
     if isinstance(error, PapermillExecutionError):
         ename, evalue = error.ename, str(error.evalue or "")
         last = tracker.last_error if tracker is not None else None
@@ -137,8 +137,6 @@ def outcome(error: BaseException | None, supervisor: Supervisor, tracker: Any) -
             ename, evalue = str(last.get("ename") or ename), str(last.get("evalue") or "")
         label = tracker.describe(error.cell_index) if tracker is not None else f"the cell at index {error.cell_index}"
         message = f"{label} failed: {ename}: {evalue}".rstrip(": ")
-        if ename in _MONITOR_ERRORS:
-            return "failed", _MONITOR_ERRORS[ename], message
         if ename in _MEMORY_ERRORS:
             return "failed", "oom", message
         return "failed", "error", message

@@ -16,9 +16,10 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
+from .checks import MonitorAbort, NonFiniteError, StallError
 from .determinism import enable_determinism, seed_everything
 from .events import EventLog
-from .monitor import Monitor, MonitorAbort, NonFiniteError, StallError
+from .monitor import Monitor
 
 __all__ = ["MonitorAbort", "NonFiniteError", "StallError", "current_job", "finish", "seed", "setup"]
 

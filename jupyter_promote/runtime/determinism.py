@@ -20,7 +20,7 @@ def seed_everything(seed: int) -> None:
     numpy = sys.modules.get("numpy")
     if numpy is None:
         try:
-            import numpy
+            import numpy  # type: ignore[no-redef, unused-ignore]  # no-redef only where numpy is not installed
         except ImportError:
             numpy = None
     if numpy is not None:
@@ -98,9 +98,19 @@ def _alert_on_nondeterministic_ops(log: Any) -> None:
             cell = _current_cell()
             if (op, cell) not in seen:
                 seen.add((op, cell))
-                log.emit("alert", kind="nondeterministic_op", action="alert", op=op, cell=cell, source="monitor",
-                         message=f"{op} has no deterministic implementation ({cell}): with --deterministic its "
-                         "results may still differ from run to run")  # fmt: skip
+                message = (
+                    f"{op} has no deterministic implementation ({cell}): with --deterministic its "
+                    "results may still differ from run to run"
+                )
+                log.emit(
+                    "alert",
+                    kind="nondeterministic_op",
+                    action="alert",
+                    op=op,
+                    cell=cell,
+                    source="monitor",
+                    message=message,
+                )
             return
         previous(message, category, filename, lineno, file, line)
 

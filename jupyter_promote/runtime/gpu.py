@@ -1,4 +1,7 @@
-"""GPU samples from NVML (``nvidia-ml-py``'s ``pynvml``) and ``torch.cuda.memory_stats``, when present."""
+"""GPU samples from NVML (``nvidia-ml-py``'s ``pynvml``) and ``torch.cuda.memory_stats``, when present.
+
+What is judged from them (memory pressure, fragmentation) is the checks' (:mod:`.checks`).
+"""
 
 from __future__ import annotations
 
@@ -65,36 +68,3 @@ class GpuSampler:
                 if "memory_total" not in entry:
                     entry["memory_total"] = int(cuda.get_device_properties(index).total_memory)
         return [samples[i] for i in sorted(samples)]
-
-
-def memory_alerts(previous: dict[str, Any] | None, current: dict[str, Any]) -> list[tuple[str, str]]:
-    """Memory pressure and fragmentation findings for one GPU, as ``(key, message)`` pairs.
-
-    Pressure: the caching allocator's reserved peak above 90 % of the device. Fragmentation: more than
-    30 % of the reserved memory unallocated while the allocator keeps retrying ``cudaMalloc``
-    (new ``num_alloc_retries`` since the previous sample).
-    """
-    found = []
-    total = current.get("memory_total") or 0
-    index = current["index"]
-    reserved_peak = current.get("reserved_peak", current.get("memory_used", 0))
-    if total and reserved_peak / total > 0.9:
-        found.append(
-            (
-                "pressure",
-                f"GPU {index} memory pressure: {reserved_peak / total:.0%} of {total / 2**30:.1f} GiB in use at peak",
-            )
-        )
-    reserved = current.get("reserved", 0)
-    retries = current.get("alloc_retries", 0) - ((previous or {}).get("alloc_retries", 0))
-    if reserved and retries > 0:
-        frag = 1 - current.get("allocated", 0) / reserved
-        if frag > 0.3:
-            found.append(
-                (
-                    "fragmentation",
-                    f"GPU {index} memory fragmentation: {frag:.0%} of reserved memory is free but unusable "
-                    f"and the allocator retried {retries} allocation(s); try PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
-                )
-            )
-    return found

@@ -47,4 +47,4 @@ def _display(payload: dict[str, Any]) -> None:
     if get_ipython() is None:
         return
     text = "promote.report: " + ", ".join(f"{k}={v}" for k, v in payload["metrics"].items())
-    display({REPORT_MIMETYPE: payload, "text/plain": text}, raw=True)  # type: ignore[no-untyped-call]  # IPython ships none
+    display({REPORT_MIMETYPE: payload, "text/plain": text}, raw=True)  # type: ignore[no-untyped-call, unused-ignore]  # IPython ships none
