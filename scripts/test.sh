@@ -31,6 +31,9 @@ lint() { echo "lint: $*"; "$@" || { echo "FAIL: $*"; status=1; }; }
 lint ruff check jupyter_promote tests benchmarks ui-tests scripts
 lint ruff format --check jupyter_promote tests benchmarks ui-tests scripts
 lint mypy jupyter_promote
+# the process boundary (kernel, job, submitter: the table in scripts/import_contract.py), and mypy as a regular install sees it
+lint python scripts/import_contract.py
+lint bash scripts/mypy-installed.sh
 lint jlpm lint:check
 python -m pytest "$@" || status=$?
 # the frontend: Jest, jupyterlab.browser_check and the galata tests in a real browser

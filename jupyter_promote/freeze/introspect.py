@@ -5,7 +5,13 @@ distribution with its provenance (PEP 610 ``direct_url.json``, ``INSTALLER``, ``
 configuration, torch/CUDA/cuDNN, NVML's GPUs, CPU. Standard library only, and it must run on any
 Python 3.8+: it never imports anything from jupyter_promote. Nothing from the environment's variables
 leaves except the allowlisted names passed in ``argv[1]`` (comma-separated).
+
+Typed for ``mypy --strict`` like the rest of the package, with annotations Python 3.8 never evaluates
+(``from __future__ import annotations``); the submitter imports :func:`fingerprint` and :data:`PIP_ENV` from
+here, so the same code computes the fingerprint inside and outside the kernel.
 """
+
+from __future__ import annotations
 
 import configparser
 import hashlib
@@ -15,30 +21,31 @@ import platform
 import re
 import site
 import sys
+from typing import Any
 
 try:
     from importlib import metadata
 except ImportError:  # pragma: no cover - Python < 3.8
-    metadata = None
+    metadata = None  # type: ignore[assignment]
 
 SECRET_WORDS = ("TOKEN", "SECRET", "PASSWORD", "PASSWD", "KEY", "CREDENTIAL", "AUTH")
 PIP_ENV = ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "PIP_TRUSTED_HOST", "PIP_NO_INDEX")
 
 
-def strip_credentials(url):
+def strip_credentials(url: Any) -> Any:
     """A URL without its userinfo (up to the last @ before the path) and without its query string."""
     if not isinstance(url, str):
         return url
     return re.sub(r"(?<=://)[^/\s]*@", "", url).split("?", 1)[0]
 
 
-def distributions():
+def distributions() -> list[dict[str, Any]]:
     out = []
     for dist in metadata.distributions():
         name = dist.metadata["Name"]
         if not name:
             continue
-        entry = {"name": name, "version": dist.version}
+        entry: dict[str, Any] = {"name": name, "version": dist.version}
         installer = dist.read_text("INSTALLER")
         entry["installer"] = installer.strip() if installer else None
         entry["requested"] = dist.read_text("REQUESTED") is not None
@@ -63,7 +70,7 @@ def distributions():
     return out
 
 
-def pip_config_files():
+def pip_config_files() -> list[str]:
     """Every file pip reads its configuration from, whether it exists or not (in pip's order)."""
     files = []
     if os.environ.get("PIP_CONFIG_FILE"):
@@ -76,9 +83,9 @@ def pip_config_files():
     return files
 
 
-def pip_config():
+def pip_config() -> dict[str, Any]:
     files = pip_config_files()
-    settings = {}
+    settings: dict[str, str] = {}
     used = []
     for path in files:
         if not os.path.isfile(path):
@@ -97,7 +104,7 @@ def pip_config():
         if os.environ.get(name):
             settings[name[4:].lower().replace("_", "-")] = os.environ[name]
     wanted = ("index-url", "extra-index-url", "find-links", "trusted-host", "no-index")
-    clean = {}
+    clean: dict[str, list[str]] = {}
     for key in wanted:
         if key in settings:
             values = settings[key].split()
@@ -105,31 +112,35 @@ def pip_config():
     return {"settings": clean, "files": used}
 
 
-def torch_info(dists):
+def torch_info(dists: list[dict[str, Any]]) -> dict[str, Any] | None:
     """torch, CUDA and cuDNN versions read from torch/version.py and the wheels' metadata, without importing
     torch (which takes seconds): introspection must stay cheap enough to run on every promote."""
     by_name = dict((d["name"].lower(), d) for d in dists)
     if "torch" not in by_name:
         return None
     torch = by_name["torch"]
-    info = {"version": torch["version"], "cuda": None, "hip": None, "cudnn": None}
+    info: dict[str, Any] = {"version": torch["version"], "cuda": None, "hip": None, "cudnn": None}
     location = torch.get("location")
-    path = os.path.join(location, "torch", "version.py") if location else None
-    try:
-        with open(path) as f:
-            text = f.read()
+    text = None
+    if location:
+        try:
+            with open(os.path.join(location, "torch", "version.py")) as f:
+                text = f.read()
+        except OSError:
+            pass
+    if text is None:
+        info["version_file"] = "unreadable"
+    else:
         for key in ("cuda", "hip"):
             match = re.search(r"^%s\s*(?::\s*[^=]+)?=\s*['\"]([^'\"]+)['\"]" % key, text, re.M)
             info[key] = match.group(1) if match else None
-    except (OSError, TypeError):
-        info["version_file"] = "unreadable"
     for name, dist in sorted(by_name.items()):
         if name.startswith("nvidia-cudnn-"):
             info["cudnn"] = dist["version"]
     return info
 
 
-def gpus():
+def gpus() -> dict[str, Any] | None:
     try:
         import pynvml
     except Exception:
@@ -153,7 +164,7 @@ def gpus():
         pynvml.nvmlShutdown()
 
 
-def cpu():
+def cpu() -> dict[str, Any]:
     model = None
     try:
         with open("/proc/cpuinfo") as f:
@@ -163,6 +174,7 @@ def cpu():
                     break
     except OSError:
         pass
+    usable: int | None
     try:
         usable = len(os.sched_getaffinity(0))
     except AttributeError:
@@ -175,7 +187,7 @@ def cpu():
 _INSTALL_MARKS = (".dist-info", ".egg-info", ".pth", ".egg-link")
 
 
-def fingerprint_paths():
+def fingerprint_paths() -> list[str]:
     """What decides this interpreter's environment, as paths: the interpreter, its venv's configuration,
     every folder on ``sys.path``, the user site folder and pip's configuration files."""
     paths = [os.path.realpath(sys.executable), os.path.join(sys.prefix, "pyvenv.cfg")]
@@ -184,11 +196,14 @@ def fingerprint_paths():
     if user:
         paths.append(user)
     paths += pip_config_files()
-    seen = set()
-    return [p for p in paths if not (p in seen or seen.add(p))]
+    unique: list[str] = []
+    for path in paths:
+        if path not in unique:
+            unique.append(path)
+    return unique
 
 
-def fingerprint(paths):  # type: (list[str]) -> str
+def fingerprint(paths: list[str]) -> str:
     """sha256 over the state of ``paths`` (see :func:`fingerprint_paths`): a file's size and mtime, a folder's
     mtime and each install record in it (``*.dist-info``, ``*.pth``, ...) with its mtime; a missing path too.
     Cheap (stat calls only) and computable from outside the interpreter: a ``pip install`` or uninstall into
@@ -217,7 +232,7 @@ def fingerprint(paths):  # type: (list[str]) -> str
     return digest.hexdigest()
 
 
-def document(allow):
+def document(allow: list[str]) -> dict[str, Any]:
     """The introspection document of the running interpreter (``allow``: environment variables to record)."""
     paths = fingerprint_paths()
     state = fingerprint(paths)  # before reading: an install while this runs leaves a stale fingerprint, not a stale doc
@@ -252,7 +267,7 @@ def document(allow):
     return doc
 
 
-def main():
+def main() -> None:
     allow = [n for n in (sys.argv[1].split(",") if len(sys.argv) > 1 else []) if n]
     json.dump(document(allow), sys.stdout, sort_keys=True)
 

@@ -46,7 +46,7 @@ def _python(source: str) -> tuple[ast.Module | None, str]:
     with contextlib.suppress(Exception):  # IPython missing or giving up: the plain source
         from IPython.core.inputtransformer2 import TransformerManager
 
-        source = str(TransformerManager().transform_cell(source))  # type: ignore[no-untyped-call]
+        source = str(TransformerManager().transform_cell(source))  # type: ignore[no-untyped-call, unused-ignore]  # IPython ships none
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # invalid escapes in the user's code are not ours to report

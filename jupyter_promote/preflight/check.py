@@ -173,7 +173,7 @@ def _transformer() -> Callable[[str], str]:
     try:
         from IPython.core.inputtransformer2 import TransformerManager
 
-        ipython: Any = TransformerManager()  # type: ignore[no-untyped-call]
+        ipython: Any = TransformerManager()  # type: ignore[no-untyped-call, unused-ignore]  # IPython ships none
     except ImportError:
         ipython = None
 
