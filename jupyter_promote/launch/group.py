@@ -71,8 +71,8 @@ class GroupRun:
         first = self.jobs[self.ids[0]]
         self.pipeline.on_run_dir = first.hooks.run_dir_made
         try:
-            self.sweep = prepare_sweep(self.pipeline, self.request, self.group, self.group.max_parallel, self.ids,
-                                       self.id)  # fmt: skip
+            group = self.group
+            self.sweep = prepare_sweep(self.pipeline, self.request, group, group.max_parallel, self.ids, self.id)
         finally:
             first.hooks.preparing_done()
         self.path = self.sweep.path
@@ -103,8 +103,8 @@ class GroupRun:
 
     def _contention_request(self, index: int) -> PromoteRequest:
         assert self.path is not None
-        return dataclasses.replace(self.request, out=str(self.path / CONTENTION_DIRS[index]), job_id=self.ids[index],
-                                   sweep=member(self.id, index, 2, "contention"))  # fmt: skip
+        out, sweep = str(self.path / CONTENTION_DIRS[index]), member(self.id, index, 2, "contention")
+        return dataclasses.replace(self.request, out=out, sweep=sweep)
 
     async def _run_contention(self, on_done: Callable[[Prepared, JobView], None]) -> list[JobView]:
         from ..analysis.contention import Stress, StressWorkload, report
@@ -119,14 +119,14 @@ class GroupRun:
                 workload = StressWorkload(stress)
                 await asyncio.to_thread(workload.__enter__)
             try:
-                views.append(await job.run(self._contention_request(index)))
+                views.append(await job.run(self._contention_request(index), self.ids[index]))
             except JobCancelled:
                 return views
             finally:
                 if workload is not None:
                     await asyncio.to_thread(workload.__exit__, None, None, None)
             on_done(job.task, views[-1])
-        self.contention, text = report(self.path / CONTENTION_DIRS[0], self.path / CONTENTION_DIRS[1], stress,
-                              workload.held_bytes if workload else None)  # fmt: skip
+        held = workload.held_bytes if workload else None
+        self.contention, text = report(self.path / CONTENTION_DIRS[0], self.path / CONTENTION_DIRS[1], stress, held)
         self.report_lines = text.rstrip("\n").splitlines()
         return views

@@ -71,32 +71,33 @@ class JobLifecycle:
         self.prepared: Prepared | None = None
         self.cancel_requested = False
 
-    def prepare(self, request: PromoteRequest) -> Prepared:
-        """Freeze, (build,) convert: blocking, so the CLI runs it where Ctrl-C reaches it and the server in a thread."""
+    def prepare(self, request: PromoteRequest, job_id: str | None = None) -> Prepared:
+        """Freeze, (build,) convert: blocking, so the CLI runs it where Ctrl-C reaches it and the server in a
+        thread. ``job_id``: the id the caller announced (else a new one)."""
         self.pipeline.on_run_dir = self.hooks.run_dir_made
         try:
-            self.prepared = self.pipeline.prepare(request)
+            self.prepared = self.pipeline.prepare(request, job_id)
             self.hooks.prepared(self.prepared)
         finally:
             self.hooks.preparing_done()
         return self.prepared
 
-    async def run(self, request: PromoteRequest) -> JobView:
-        """Prepare (in a thread), submit and follow. Raises :class:`PromoteError` when the job cannot be
+    async def run(self, request: PromoteRequest, job_id: str | None = None) -> JobView:
+        """Prepare (in a thread) as job ``job_id``, submit and follow. Raises :class:`PromoteError` when the job cannot be
         prepared or its target refuses it (then ``self.prepared`` says which), :class:`JobCancelled` when it
         was cancelled before it was prepared.
         """
         if self.cancel_requested:
             raise JobCancelled("cancelled before it started")
-        await asyncio.to_thread(self.prepare, request)
+        await asyncio.to_thread(self.prepare, request, job_id)
         return await self.start()
 
     async def start(self, submitted: bool = False) -> JobView:
         """Submit the prepared job (unless a job array did already) and follow it to its end."""
         prepared = self.task
         if self.cancel_requested and not prepared.record.handle:
-            prepared.log.emit("status", state="cancelled", reason="cancelled", message="cancelled before submit",
-                              source="pipeline")  # fmt: skip
+            message = "cancelled before submit"
+            prepared.log.emit("status", state="cancelled", reason="cancelled", message=message, source="pipeline")
             return await self.follow()
         if not submitted:
             await self.pipeline.submit(prepared, self.target)

@@ -9,7 +9,6 @@ from __future__ import annotations
 import dataclasses
 import os
 import shutil
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,12 +19,12 @@ from ..freeze import DEFAULT_ENV_ALLOWLIST, FrozenEnv, freeze, kernel_interprete
 from ..job.convert import convert, write_notebook
 from ..job.notebook import kernel_of, read_notebook, with_kernel
 from ..job.overrides import Override, overridden_parameters
-from ..models import JobRecord, JobState
+from ..models import JobState
 from ..rundir import RunDir, login_name, make_run_dir
 from ..runtime.events import EventLog
 from ..targets import Target
 from .prepared import Prepared
-from .request import ImageRequest, PromoteRequest, default_run_dir, new_job_id
+from .request import ImageRequest, PromoteRequest, default_run_dir, job_record, new_job_id
 
 FALLBACK_KERNEL = "python3"
 
@@ -90,9 +89,10 @@ class Pipeline:
 
         self.target_patience = TARGET_PATIENCE_S
 
-    def prepare(self, request: PromoteRequest) -> Prepared:
+    def prepare(self, request: PromoteRequest, job_id: str | None = None) -> Prepared:
         """Validate, then create the run directory, freeze the kernel and write the job notebook.
 
+        ``job_id`` is given when the caller announced the job before preparing it (the server, a group).
         Nothing is written when the notebook or the request is invalid; a failed freeze removes the run
         directory it created.
         """
@@ -109,7 +109,7 @@ class Pipeline:
             self.notes.append(f"kernel {kernel!r} is not installed here; using {FALLBACK_KERNEL!r} instead")
             kernel = FALLBACK_KERNEL
         conversion = convert(with_kernel(nb, kernel), request.monitor, deterministic=request.deterministic)
-        job_id = request.job_id or new_job_id()
+        job_id = job_id or new_job_id()
         path = (
             Path(request.out) if request.out else default_run_dir(self.runs_dir, notebook, job_id, owner=request.owner)
         )
@@ -118,25 +118,11 @@ class Pipeline:
         run = RunDir(path)
         self.on_run_dir(run)
         try:
-            now = round(time.time(), 3)
-            record = JobRecord(
-                id=job_id,
-                notebook=notebook,
-                target=request.target,
-                kernel=kernel,
-                parameters=request.parameters,
-                resources=request.resources,
-                monitor=request.monitor,
-                deterministic=request.deterministic,
-                created_at=now,
-                sweep=request.sweep,
-                notify=list(request.notify or []),
-                owner=request.owner or login_name(),
-            )
+            record = job_record(request, job_id, notebook=notebook, kernel=kernel, owner=request.owner or login_name())
             run.write(record)
             log = EventLog(str(run.events), job_id)
-            log.emit("status", state="pending", stage="freezing", source="pipeline",
-                     message="freezing the kernel's environment")  # fmt: skip
+            message = "freezing the kernel's environment"
+            log.emit("status", state="pending", stage="freezing", source="pipeline", message=message)
             env = freeze(interpreter, run.env_dir, env_allowlist=self.env_allowlist)
             record.lock_hash = env.content_hash
             record.env = dict(env.lock.get("env") or {})
@@ -157,8 +143,8 @@ class Pipeline:
         from ..image import ImageBuilder
 
         builder = self.image_builder or ImageBuilder()
-        log.emit("status", state="pending", stage="building", source="pipeline",
-                 message="building or finding the environment image")  # fmt: skip
+        message = "building or finding the environment image"
+        log.emit("status", state="pending", stage="building", source="pipeline", message=message)
         with open(run.build_log, "a", encoding="utf-8") as build_log:
 
             def on_line(line: str) -> None:

@@ -10,14 +10,20 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
 from ..models import JobRecord, MonitorSettings, Resources
 from ..rundir import runs_dir_of
 
+if TYPE_CHECKING:
+    from ..config import PromoteSettings
+    from .body import Resolve
+
 #: The kinds of job groups: a parameter grid or list, identical runs (per seed), the job beside a stress load.
 GROUP_KINDS = ("grid", "replicas", "contention")
+#: The fields of the JobRequest schema that ask for a group of jobs (:func:`group_request` checks them).
+GROUP_FIELDS = ("sweep", "max_parallel", "replicas", "seeds", "contention")
 
 
 @dataclass
@@ -46,16 +52,57 @@ class PromoteRequest:
     deterministic: bool = False
     out: str | None = None
     image: ImageRequest | None = None  # set for targets whose jobs run in the environment's image
-    job_id: str | None = None  # given when the caller must know the id before the job is prepared
     sweep: dict[str, Any] | None = None  # {"id", "index", "size", "kind"} when the job is one of a group
     kernel: str | None = None  # the kernelspec to run with; None: the notebook's own
     notify: list[str] | None = None  # destinations (c.Notifications) by name; None: the configured defaults
     owner: str = ""  # who asks: the server's current user; empty: this process's login name
+    #: the JobRequest this was made from, as job.json keeps it (see launch/body.py); empty when built by hand
+    body: dict[str, Any] = field(default_factory=dict)
 
 
-def rerun_request(record: JobRecord, owner: str = "") -> PromoteRequest:
-    """The request of ``record``'s job, asked again by ``owner``: every field a person chose, from job.json alone
-    (a new id and run directory; the image options are the target's configuration)."""
+def job_body(body: dict[str, Any], parameters: dict[str, Any]) -> dict[str, Any]:
+    """The JobRequest of one job of ``body``: without the group's options, with the job's own ``parameters``
+    (a sweep's set merged over the request's), so that rerunning one job of a group runs that job again.
+    Empty when ``body`` is (a request built by hand)."""
+    if not body:
+        return {}
+    return {**{k: v for k, v in body.items() if k not in GROUP_FIELDS}, "parameters": dict(parameters)}
+
+
+def job_record(request: PromoteRequest, job_id: str, **resolved: Any) -> JobRecord:
+    """The record (job.json) of a new job of ``request``, pending: what it asks for, field for field, and
+    the request itself; ``resolved`` overrides what preparing it decided (the kernel, the owner, ...)."""
+    asked: dict[str, Any] = {
+        "notebook": request.notebook,
+        "target": request.target,
+        "kernel": request.kernel or "",
+        "parameters": request.parameters,
+        "resources": request.resources,
+        "monitor": request.monitor,
+        "deterministic": request.deterministic,
+        "sweep": request.sweep,
+        "notify": list(request.notify or []),
+        "owner": request.owner,
+        "request": job_body(request.body, request.parameters),
+        "created_at": round(time.time(), 3),
+    }
+    return JobRecord(id=job_id, **{**asked, **resolved})
+
+
+def rerun_request(
+    record: JobRecord, owner: str = "", settings: PromoteSettings | None = None, resolve: Resolve | None = None
+) -> PromoteRequest:
+    """The request of ``record``'s job, asked again by ``owner``: the JobRequest job.json keeps, made into a
+    request again (``resolve`` reads its notebook path: by default, it must still exist); a new id and run
+    directory, the image options are the target's configuration. A record written before job.json kept
+    the request is read field by field."""
+    if record.request:
+        from ..config import PromoteSettings
+        from .body import request_from_body
+
+        request, _ = request_from_body(record.request, resolve or _existing, settings or PromoteSettings())
+        request.owner = owner
+        return request
     return PromoteRequest(
         notebook=record.notebook,
         target=record.target,
@@ -67,6 +114,13 @@ def rerun_request(record: JobRecord, owner: str = "") -> PromoteRequest:
         notify=list(record.notify),
         owner=owner,
     )
+
+
+def _existing(path: Any) -> str:
+    """A stored request's notebook: its full path, while the notebook is there."""
+    if not isinstance(path, str) or not Path(path).is_file():
+        raise UsageError(f"notebook {path}: no longer exists", subject=str(path), field="notebook")
+    return path
 
 
 @dataclass
@@ -116,8 +170,8 @@ def group_request(
     ``replicas`` N and ``seeds`` [S...] give N identical runs per seed (a ``seed`` parameter each);
     ``contention`` runs the job alone, then beside a stress workload.
     """
-    given = [name for name, value in (("sweep", sets), ("replicas", replicas), ("seeds", seeds),
-                                      ("contention", contention)) if value is not None]  # fmt: skip
+    options = (("sweep", sets), ("replicas", replicas), ("seeds", seeds), ("contention", contention))
+    given = [name for name, value in options if value is not None]
     if max_parallel is not None:
         _whole(max_parallel, "max_parallel", 1)
         if sets is None:
@@ -132,8 +186,8 @@ def group_request(
         from ..analysis.contention import Stress
 
         if not isinstance(contention, str):
-            raise UsageError("contention: must be a string like cpu:4, memory:1G or gpu", subject="contention",
-                             field="contention")  # fmt: skip
+            message = "contention: must be a string like cpu:4, memory:1G or gpu"
+            raise UsageError(message, subject="contention", field="contention")
         try:
             Stress.parse(contention)
         except UsageError as exc:
@@ -154,6 +208,6 @@ def group_request(
     from ..job.sweep import MAX_SWEEP_SIZE
 
     if len(runs) * count > MAX_SWEEP_SIZE:
-        raise UsageError(f"replicas: {len(runs) * count} runs is more than {MAX_SWEEP_SIZE}", subject="replicas",
-                         field="replicas")  # fmt: skip
+        message = f"replicas: {len(runs) * count} runs is more than {MAX_SWEEP_SIZE}"
+        raise UsageError(message, subject="replicas", field="replicas")
     return GroupRequest("replicas", [dict(run) for run in runs for _ in range(count)])

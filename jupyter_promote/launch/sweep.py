@@ -35,7 +35,7 @@ from ..targets import Target
 from .lifecycle import JobLifecycle
 from .pipeline import Pipeline, record_overrides
 from .prepared import Prepared
-from .request import GroupRequest, PromoteRequest, default_run_dir, member, new_group_id, new_job_id
+from .request import GroupRequest, PromoteRequest, default_run_dir, job_body, member, new_group_id, new_job_id
 
 
 @dataclass
@@ -79,10 +79,14 @@ def prepare_sweep(
     ids = ids or [new_job_id() for _ in sets]
     path = group_dir(pipeline.runs_dir, request, group_id, kind)
     size = len(sets)
-    first = dataclasses.replace(request, out=str(path / "tasks" / "0"), parameters={**request.parameters, **sets[0]},
-                                job_id=ids[0], sweep=member(group_id, 0, size, kind))  # fmt: skip
+    first = dataclasses.replace(
+        request,
+        out=str(path / "tasks" / "0"),
+        parameters={**request.parameters, **sets[0]},
+        sweep=member(group_id, 0, size, kind),
+    )
     try:
-        head = pipeline.prepare(first)
+        head = pipeline.prepare(first, ids[0])
         path.chmod(0o700)  # the sweep's shared lock and job notebook, like each task's run directory
         # the shared parts move up to the sweep directory; task 0 links to them like every other task
         for name in ("env", "job.ipynb"):
@@ -112,8 +116,15 @@ def _task(path: Path, template: JobRecord, job_id: str, parameters: dict[str, An
     run.path.mkdir(parents=True)
     for name in ("env", "job.ipynb"):
         os.symlink(os.path.join("..", "..", name), run.path / name)
-    record = dataclasses.replace(template, id=job_id, parameters=parameters, created_at=round(time.time(), 3),
-                                 sweep=sweep, handle={})  # fmt: skip
+    record = dataclasses.replace(
+        template,
+        id=job_id,
+        parameters=parameters,
+        request=job_body(template.request, parameters),
+        created_at=round(time.time(), 3),
+        sweep=sweep,
+        handle={},
+    )
     run.write(record)
     log = EventLog(str(run.events), record.id)
     log.emit("status", state="pending", source="pipeline", message=f"task {sweep['index']} of sweep {sweep['id']}")
@@ -130,10 +141,19 @@ def write_group_file(
     dirs: tuple[str, ...] | None = None,
 ) -> None:
     """``sweep.json``: the group's jobs (id, parameters) and, when not ``tasks/INDEX``, their directories."""
-    tasks = [{"index": i, "job": job_id, "parameters": parameters, **({"dir": dirs[i]} if dirs else {})}
-             for i, (job_id, parameters) in enumerate(jobs)]  # fmt: skip
-    data = {"id": group_id, "kind": kind, "notebook": os.path.abspath(request.notebook), "target": request.target,
-            "max_parallel": max_parallel, "created_at": round(time.time(), 3), "tasks": tasks}  # fmt: skip
+    tasks = [
+        {"index": i, "job": job_id, "parameters": parameters, **({"dir": dirs[i]} if dirs else {})}
+        for i, (job_id, parameters) in enumerate(jobs)
+    ]
+    data = {
+        "id": group_id,
+        "kind": kind,
+        "notebook": os.path.abspath(request.notebook),
+        "target": request.target,
+        "max_parallel": max_parallel,
+        "created_at": round(time.time(), 3),
+        "tasks": tasks,
+    }
     path.mkdir(parents=True, exist_ok=True)
     (path / SWEEP_FILE).write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
 
@@ -151,8 +171,8 @@ async def run_sweep(
     live = [job for job in jobs if not job.cancel_requested]
     handles = None
     if live:
-        handles = await target.submit_array([j.task.record for j in live], [j.task.run for j in live],
-                                            sweep.path, sweep.max_parallel)  # fmt: skip
+        records, runs = [j.task.record for j in live], [j.task.run for j in live]
+        handles = await target.submit_array(records, runs, sweep.path, sweep.max_parallel)
     if handles is not None:
         for job, handle in zip(live, handles, strict=True):
             job.task.record.handle = handle

@@ -5,8 +5,6 @@ every event stored once and pushed to browsers; unfinished jobs reconciled when 
 from __future__ import annotations
 
 import asyncio
-import collections
-import contextlib
 import dataclasses
 import functools
 import json
@@ -24,14 +22,15 @@ from ..events import problem
 from ..launch.group import GroupRun
 from ..launch.launcher import Launcher
 from ..launch.lifecycle import JobLifecycle
-from ..launch.request import GroupRequest, PromoteRequest, member, new_group_id, new_job_id, rerun_request
+from ..launch.request import GroupRequest, PromoteRequest, job_record, member, new_group_id, new_job_id, rerun_request
 from ..models import JobRecord, JobState
 from ..rundir import RunDir
 from ..runtime.events import EventLog, EventTail
 from ..targets import Target
 from .hooks import StoringHooks
 from .lease import Lease
-from .store import JobStore, Stored
+from .publisher import StoredPublisher
+from .store import JobStore
 from .trust import UntrustedRun, own_run
 
 log = logging.getLogger("jupyter_promote")
@@ -62,17 +61,11 @@ class JobManager:
     ) -> None:
         self.store = store
         self.launcher = launcher
-        self.publish = publish
         self.lease = lease
         self._active: dict[str, JobLifecycle] = {}
         self._tasks: set[asyncio.Task[None]] = set()
-        # what the store found new, in write order, until the event loop publishes it
-        self._stored: collections.deque[Stored] = collections.deque()
-        self._publish_soon = False
-        self._loop: asyncio.AbstractEventLoop | None = None
-        with contextlib.suppress(RuntimeError):
-            self._loop = asyncio.get_running_loop()
-        store.on_stored = self.stored
+        self.publisher = StoredPublisher(publish)
+        store.on_stored = self.publisher.stored
         # previews run a kernel's interpreter (seconds when it is slow): a pool of their own, so six dialogs
         # opened at once never starve the threads that target checks and polls use
         self.previews = ThreadPoolExecutor(max_workers=2, thread_name_prefix="promote-preview")
@@ -84,8 +77,7 @@ class JobManager:
     async def submit(self, request: PromoteRequest) -> str:
         """Check the target, record the job as pending and start it in the background; returns its id."""
         target, _ = await asyncio.to_thread(self.launcher.open, request)
-        request.job_id = new_job_id()
-        record = self._pending(request, request.job_id, request.sweep)
+        record = self._pending(job_record(request, new_job_id()))
         job = JobLifecycle(self.launcher.pipeline(), target, StoringHooks(self, record))
         self._active[record.id] = job
         self._spawn(self._run(job, request, record))
@@ -99,71 +91,41 @@ class JobManager:
         if group.max_parallel is None and group.kind == "grid":
             group.max_parallel = target.default_max_parallel()
         group_id, ids = new_group_id(), [new_job_id() for _ in group.sets]
-        records = {job_id: self._pending(dataclasses.replace(request, parameters={**request.parameters, **values}),
-                                         job_id, member(group_id, index, len(ids), group.kind))
-                   for index, (job_id, values) in enumerate(zip(ids, group.sets, strict=True))}  # fmt: skip
-        run = GroupRun(self.launcher.pipeline(), target, request, group,
-                       lambda job_id: StoringHooks(self, records[job_id]), ids, group_id)  # fmt: skip
+        records = {}
+        for index, (job_id, values) in enumerate(zip(ids, group.sets, strict=True)):
+            one = dataclasses.replace(request, parameters={**request.parameters, **values})
+            records[job_id] = self._pending(
+                job_record(one, job_id, sweep=member(group_id, index, len(ids), group.kind))
+            )
+        pipeline = self.launcher.pipeline()
+        run = GroupRun(
+            pipeline, target, request, group, lambda job_id: StoringHooks(self, records[job_id]), ids, group_id
+        )
         self._active.update(run.jobs)
         self._spawn(self._run_group(run, records))
         return group_id, ids
 
-    def _pending(self, request: PromoteRequest, job_id: str, sweep: dict[str, Any] | None) -> JobRecord:
-        record = JobRecord(id=job_id, notebook=request.notebook, target=request.target, kernel=request.kernel or "",
-                           parameters=request.parameters, resources=request.resources, monitor=request.monitor,
-                           created_at=round(time.time(), 3), sweep=sweep, notify=list(request.notify or []),
-                           owner=request.owner)  # fmt: skip
+    def _pending(self, record: JobRecord) -> JobRecord:
+        """``record`` stored as pending (no run directory yet), claimed by this server's lease."""
         self.store.put_job(record, None)
         if self.lease is not None:
             self.store.claim(record.id, self.lease.id)
         return record
 
-    def stored(self, item: Stored) -> None:
-        """The store wrote new events (in its writer thread, or the caller's): published from the event loop."""
-        self._stored.append(item)
-        if self._publish_soon:
-            return
-        loop: asyncio.AbstractEventLoop | None
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            loop = self._loop
-        if loop is None:  # no event loop yet (a manager used synchronously): published at once
-            self._publish_stored()
-            return
-        self._publish_soon = True
-        with contextlib.suppress(RuntimeError):  # a loop already closed (the server stopped): nobody listens
-            loop.call_soon_threadsafe(self._publish_stored)
-
-    def _publish_stored(self) -> None:
-        """What was stored since the last call, one bus message per job and run of consecutive seqs."""
-        self._publish_soon = False
-        batches: dict[str, list[list[dict[str, Any]]]] = {}
-        while self._stored:
-            job_id, events = self._stored.popleft()
-            runs = batches.setdefault(job_id, [])
-            if runs and int(runs[-1][-1]["seq"]) + 1 == int(events[0]["seq"]):
-                runs[-1].extend(events)
-            else:
-                runs.append(list(events))
-        for job_id, runs in batches.items():
-            for events in runs:
-                self.publish(job_id, events)
-
     def _spawn(self, coro: Any) -> None:
-        self._loop = asyncio.get_running_loop()
-        task = self._loop.create_task(coro)
+        loop = self.publisher.loop = asyncio.get_running_loop()
+        task = loop.create_task(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
     async def _run(self, job: JobLifecycle, request: PromoteRequest, record: JobRecord) -> None:
         try:
-            await job.run(request)
+            await job.run(request, record.id)
         except JobCancelled as exc:
             self.end_unsubmitted(record, "cancelled", "cancelled", str(exc))
         except PromoteError as exc:  # invalid, or refused by the target (then its run directory is gone)
-            self.end_unsubmitted(job.prepared.record if job.prepared else record, "failed",
-                                 "refused" if job.prepared else "invalid", str(exc))  # fmt: skip
+            why = "refused" if job.prepared else "invalid"
+            self.end_unsubmitted(job.prepared.record if job.prepared else record, "failed", why, str(exc))
         except Exception as exc:  # a bug, not the user's: still never a job stuck in pending
             log.exception("jupyter-promote: job %s failed", record.id)
             self.end_unsubmitted(record, "failed", "error", f"{type(exc).__name__}: {exc}")
@@ -214,10 +176,10 @@ class JobManager:
                 log.warning("jupyter-promote: job %s: could not write its end to %s: %s", record.id, run.path, exc)
                 events, run = [], None
         if not events:
-            events = [{"seq": self.store.last_seq(record.id) + 1, "ts": record.finished_at, "job": record.id,
-                       "type": "status", **fields}]  # fmt: skip
+            seq = self.store.last_seq(record.id) + 1
+            events = [{"seq": seq, "ts": record.finished_at, "job": record.id, "type": "status", **fields}]
         self.store.put_job(record, str(run.path) if run is not None else None)
-        self.store.add_events(record.id, events)  # what is new is published (see stored)
+        self.store.add_events(record.id, events)  # what is new is published (see StoredPublisher)
 
     async def cancel(self, job_id: str) -> JobRecord:
         """Cancel a job (idempotent: a finished job is left as it is)."""
@@ -243,12 +205,12 @@ class JobManager:
         return len(self._active)
 
     async def rerun(self, job_id: str, owner: str = "") -> str:
-        """The same request, field for field (:func:`rerun_request`), as a new job of ``owner`` (who asked again)."""
+        """The same request (the one job.json keeps, :func:`rerun_request`), as a new job of ``owner`` (who
+        asked again)."""
         record, _ = self.get(job_id)
-        request = rerun_request(record, owner)
-        if not os.path.isfile(request.notebook):
+        if not os.path.isfile(record.notebook):
             raise UsageError(f"job {job_id}: its notebook {record.notebook} no longer exists", subject=job_id)
-        return await self.submit(request)
+        return await self.submit(rerun_request(record, owner, self.launcher.settings))
 
     async def remove(self, job_id: str) -> JobRecord:
         """Remove a finished job: its run directory (renamed aside first, so it goes at once) and its record.
@@ -261,8 +223,8 @@ class JobManager:
                 break
             await asyncio.sleep(0.1)
         if not record.state.final or job_id in self._active:
-            raise JobNotFinished(f"job {job_id}: still {record.state.value}; cancel it first, then remove it",
-                                 subject=job_id)  # fmt: skip
+            message = f"job {job_id}: still {record.state.value}; cancel it first, then remove it"
+            raise JobNotFinished(message, subject=job_id)
         if run_dir and RunDir(run_dir).exists():
             own_run(job_id, run_dir, record.handle)  # this user's folder of this job, or refused
             await asyncio.to_thread(remove, RunDir(run_dir))

@@ -75,10 +75,14 @@ class JobsHandler(PromoteHandler):
         if notebook and "\x00" in notebook:
             raise UsageError("notebook: a path cannot contain a NUL character", subject="notebook")
         full = os.path.join(os.path.abspath(self.root_dir), notebook) if notebook else None
-        records, total = self.manager.store.list_jobs(state=self.get_argument("state", None), notebook=full,
-                                                      sweep=self.get_argument("sweep", None),
-                                                      owner=self.get_argument("owner", None),
-                                                      limit=limit, offset=offset)  # fmt: skip
+        records, total = self.manager.store.list_jobs(
+            state=self.get_argument("state", None),
+            notebook=full,
+            sweep=self.get_argument("sweep", None),
+            owner=self.get_argument("owner", None),
+            limit=limit,
+            offset=offset,
+        )
         # the stored records are job.json documents already: sent as they are, not parsed and dumped again
         self.finish(f'{{"jobs": [{", ".join(records)}], "total": {total}, "limit": {limit}, "offset": {offset}}}')
 
