@@ -1,0 +1,45 @@
+/**
+ * The job sidebar in the shell: added on the right, restored with the layout, and shown on demand
+ * (the list, or one job's detail).
+ */
+import { ILayoutRestorer, JupyterFrontEnd } from '@jupyterlab/application';
+import { TranslationBundle } from '@jupyterlab/translation';
+
+import { PromoteService } from '../api/service';
+import { promoteIcon } from '../icon';
+import { JobsModel } from '../jobs';
+import { JobsPanel } from '../sidebar/panel';
+import { jobActions } from './jobActions';
+
+/** The sidebar once it is in the shell. */
+export interface IJobsSidebar {
+  readonly panel: JobsPanel;
+  /** Activate the sidebar on one job's detail, or on the list (`null`). */
+  show(id: string | null): void;
+}
+
+/** Create the sidebar, add it to the shell and the layout restorer. */
+export function addJobsSidebar(
+  app: JupyterFrontEnd,
+  service: PromoteService,
+  model: JobsModel,
+  trans: TranslationBundle,
+  restorer: ILayoutRestorer | null
+): IJobsSidebar {
+  const panel: JobsPanel = new JobsPanel(
+    model,
+    trans,
+    jobActions(app, service, model, trans, id => panel.open(id))
+  );
+  panel.title.icon = promoteIcon;
+  panel.title.caption = trans.__('Promoted jobs');
+  app.shell.add(panel, 'right', { rank: 900 });
+  restorer?.add(panel, 'jupyter-promote-jobs');
+  return {
+    panel,
+    show: id => {
+      panel.open(id);
+      app.shell.activateById(panel.id);
+    }
+  };
+}
