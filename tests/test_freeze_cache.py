@@ -36,8 +36,10 @@ def make_wheel(folder: Path, name: str, version: str) -> Path:
 
 
 def pip(python: Path, *args: str) -> None:
-    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), *args, "--quiet",
-                    "--disable-pip-version-check"], check=True)  # fmt: skip
+    subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(python), *args, "--quiet", "--disable-pip-version-check"],
+        check=True,
+    )
 
 
 @pytest.fixture

@@ -96,8 +96,12 @@ def test_runs_dir_of_expands_home_and_a_username_safe_in_a_path():
 
 def test_the_cli_records_its_user_and_fills_username_in_runs_dir(cli, tmp_path):
     runs = tmp_path / "mine" / "{username}"
-    result = cli("run", str(NOTEBOOKS / "success.ipynb"), f"--PromoteSettings.runs_dir={runs}",
-                 env={"JUPYTER_PROMOTE_RUNS_DIR": ""})  # fmt: skip
+    result = cli(
+        "run",
+        str(NOTEBOOKS / "success.ipynb"),
+        f"--PromoteSettings.runs_dir={runs}",
+        env={"JUPYTER_PROMOTE_RUNS_DIR": ""},
+    )
     assert result.returncode == 0, result.stderr
     [run_dir] = (tmp_path / "mine" / login_name()).iterdir()
     assert job(run_dir)["owner"] == login_name()

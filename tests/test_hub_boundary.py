@@ -21,7 +21,7 @@ from jupyter_promote.config import PromoteSettings
 from jupyter_promote.errors import ForbiddenPath
 from jupyter_promote.launch.launcher import Launcher
 from jupyter_promote.models import JobRecord, JobState, MonitorSettings
-from jupyter_promote.processes import start_ticks
+from jupyter_promote.processes import STARTED_KEY, start_time
 from jupyter_promote.rundir import RunDir
 from jupyter_promote.server.manager import JobManager
 from jupyter_promote.server.store import JobStore
@@ -82,7 +82,7 @@ def _plant(
 
 
 def _handle(process: subprocess.Popen[bytes]) -> dict:
-    return {"pid": process.pid, "start_ticks": start_ticks(process.pid)}
+    return {"pid": process.pid, STARTED_KEY: start_time(process.pid)}
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="giving a folder to another user needs root")

@@ -18,9 +18,18 @@ import pytest
 from jupyter_promote.errors import UsageError
 from jupyter_promote.notify import Notifications, Notifier
 
-JOB = {"id": "abc123def456", "notebook": "/home/u/train.ipynb", "target": "slurm", "state": "failed", "reason": "nan",
-       "message": "NaN in the loss at optimizer step 40", "started_at": 100.0, "finished_at": 142.0,
-       "metrics": {"loss": "nan"}, "notify": ["hook", "slack", "teams", "mail"]}  # fmt: skip
+JOB = {
+    "id": "abc123def456",
+    "notebook": "/home/u/train.ipynb",
+    "target": "slurm",
+    "state": "failed",
+    "reason": "nan",
+    "message": "NaN in the loss at optimizer step 40",
+    "started_at": 100.0,
+    "finished_at": 142.0,
+    "metrics": {"loss": "nan"},
+    "notify": ["hook", "slack", "teams", "mail"],
+}
 
 
 class Listener:
@@ -74,9 +83,28 @@ def smtp(tmp_path: Path):
     from aiosmtpd.smtp import AuthResult
 
     cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost",
-                    "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
-                   check=True, capture_output=True)  # fmt: skip
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=localhost",
+            "-addext",
+            "subjectAltName=DNS:localhost,IP:127.0.0.1",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+        ],
+        check=True,
+        capture_output=True,
+    )
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     context.load_cert_chain(cert, key)
     received: list = []
@@ -91,8 +119,15 @@ def smtp(tmp_path: Path):
         return AuthResult(success=ok, handled=False)  # not handled: the server answers 535
 
     port = free_port()
-    controller = Controller(Handler(), hostname="127.0.0.1", port=port, tls_context=context, require_starttls=True,
-                            authenticator=authenticator, auth_require_tls=True)  # fmt: skip
+    controller = Controller(
+        Handler(),
+        hostname="127.0.0.1",
+        port=port,
+        tls_context=context,
+        require_starttls=True,
+        authenticator=authenticator,
+        auth_require_tls=True,
+    )
     controller.start()
     yield port, cert, received
     controller.stop()
@@ -107,9 +142,15 @@ def settings(listener: Listener, smtp_port: int, cert: Path, **extra) -> Notific
             "mail": {"kind": "email", "to": ["ml-team@example.org"]},
             "quiet": {"kind": "webhook", "url": listener.url + "/quiet", "on": ["succeeded"]},
         },
-        smtp_host="127.0.0.1", smtp_port=smtp_port, smtp_security="starttls", smtp_ca_file=str(cert),
-        smtp_user="promote", smtp_password_env="PROMOTE_TEST_SMTP_PASSWORD", retry_delay_s=0.2, **extra,
-    )  # fmt: skip
+        smtp_host="127.0.0.1",
+        smtp_port=smtp_port,
+        smtp_security="starttls",
+        smtp_ca_file=str(cert),
+        smtp_user="promote",
+        smtp_password_env="PROMOTE_TEST_SMTP_PASSWORD",
+        retry_delay_s=0.2,
+        **extra,
+    )
 
 
 def wait_for(predicate, timeout: float = 20.0):

@@ -74,8 +74,13 @@ def test_the_bus_gets_every_event_once_in_order_in_a_message_per_job_and_run(sto
 
     async def scenario() -> None:
         # the manager hands what the store writes to its publish (store.on_stored)
-        JobManager(store, launcher=None, publish=lambda job, events: messages.append(  # type: ignore[arg-type]
-            (job, [e["seq"] for e in events])))  # fmt: skip
+        JobManager(
+            store,
+            launcher=None,
+            publish=lambda job, events: messages.append(  # type: ignore[arg-type]
+                (job, [e["seq"] for e in events])
+            ),
+        )
         for first in range(1, 1000, 5):  # When the followers queue them, poll after poll
             for n in range(10):
                 store.add_events_soon(f"job{n}", _events(f"job{n}", first, first + 4))

@@ -120,7 +120,7 @@ def test_a_row_planted_in_the_store_is_left_alone_by_the_restarted_server(tmp_pa
     import pytest
 
     from jupyter_promote.models import JobRecord, JobState
-    from jupyter_promote.processes import start_ticks
+    from jupyter_promote.processes import STARTED_KEY, start_time
     from jupyter_promote.server.store import JobStore
 
     if os.geteuid() != 0:
@@ -137,7 +137,7 @@ def test_a_row_planted_in_the_store_is_left_alone_by_the_restarted_server(tmp_pa
         kernel="python3",
         state=JobState.RUNNING,
         created_at=time.time(),
-        handle={"pid": bystander.pid, "start_ticks": start_ticks(bystander.pid)},
+        handle={"pid": bystander.pid, STARTED_KEY: start_time(bystander.pid)},
     )
     data = record.to_json()
     data["monitor"]["heartbeat_s"] = data["monitor"]["stall_timeout_s"] = 0.001

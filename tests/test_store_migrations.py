@@ -23,9 +23,16 @@ CREATE TABLE IF NOT EXISTS transitions (job TEXT NOT NULL, seq INTEGER NOT NULL,
     ts REAL, PRIMARY KEY (job, seq));
 """
 
-OLD_JOB = {"id": "0123456789ab", "notebook": "/home/ana/train.ipynb", "target": "slurm", "kernel": "python3",
-           "state": "succeeded", "created_at": 1700000000.0, "sweep": {"id": "s0123456789ab", "index": 0, "size": 2},
-           "parameters": {"lr": 0.1}}  # fmt: skip
+OLD_JOB = {
+    "id": "0123456789ab",
+    "notebook": "/home/ana/train.ipynb",
+    "target": "slurm",
+    "kernel": "python3",
+    "state": "succeeded",
+    "created_at": 1700000000.0,
+    "sweep": {"id": "s0123456789ab", "index": 0, "size": 2},
+    "parameters": {"lr": 0.1},
+}
 
 
 def write_0_1_store(url: str) -> None:
@@ -44,10 +51,13 @@ def write_0_1_store(url: str) -> None:
         )
         for seq, state in ((1, "pending"), (2, "running"), (3, "succeeded")):
             body = json.dumps({"seq": seq, "type": "status", "state": state, "ts": 1700000000.0 + seq})
-            connection.execute(text("INSERT INTO events VALUES (:job, :seq, :body)"),
-                               {"job": OLD_JOB["id"], "seq": seq, "body": body})  # fmt: skip
-            connection.execute(text("INSERT INTO transitions VALUES (:job, :seq, :state, NULL, :ts)"),
-                               {"job": OLD_JOB["id"], "seq": seq, "state": state, "ts": 1700000000.0 + seq})  # fmt: skip
+            connection.execute(
+                text("INSERT INTO events VALUES (:job, :seq, :body)"), {"job": OLD_JOB["id"], "seq": seq, "body": body}
+            )
+            connection.execute(
+                text("INSERT INTO transitions VALUES (:job, :seq, :state, NULL, :ts)"),
+                {"job": OLD_JOB["id"], "seq": seq, "state": state, "ts": 1700000000.0 + seq},
+            )
         connection.execute(text("INSERT INTO owners VALUES (:job, 'a1b2c3d4e5f6')"), {"job": OLD_JOB["id"]})
     engine.dispose()
 

@@ -24,10 +24,12 @@ def drop_connections(url: str) -> int:
     admin = create_engine(url, isolation_level="AUTOCOMMIT", poolclass=NullPool)
     with admin.connect() as connection:
         dropped = connection.execute(
-            text("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
-                 "WHERE datname = :db AND pid <> pg_backend_pid()"),
+            text(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                "WHERE datname = :db AND pid <> pg_backend_pid()"
+            ),
             {"db": make_url(url).database},
-        ).scalar_one()  # fmt: skip
+        ).scalar_one()
     admin.dispose()
     return int(dropped)
 

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import psutil
+
 from ..errors import UsageError
 from ..models import parse_memory
 from ..runtime.events import read_events
@@ -59,8 +61,9 @@ class Stress:
         if kind == "memory":
             size = parse_memory(level) if level else _available_bytes() // 2
             if size > _available_bytes():  # never the machine's own OOM killer, whoever asked
-                raise UsageError(f"contention {spec}: more memory than this machine has available",
-                                 subject="contention")  # fmt: skip
+                raise UsageError(
+                    f"contention {spec}: more memory than this machine has available", subject="contention"
+                )
             return cls("memory", size)
         if kind == "gpu":
             n = int(level) if level.isdigit() else 1
@@ -76,11 +79,8 @@ class Stress:
 
 
 def _available_bytes() -> int:
-    with open("/proc/meminfo") as f:
-        for line in f:
-            if line.startswith("MemAvailable:"):
-                return int(line.split()[1]) * 1024
-    return 1 << 30
+    """The memory this machine can give without swapping (Linux's MemAvailable, through psutil)."""
+    return int(psutil.virtual_memory().available)
 
 
 class StressWorkload:
@@ -94,8 +94,11 @@ class StressWorkload:
 
     def __enter__(self) -> StressWorkload:
         if self.stress.kind == "gpu":
-            probe = subprocess.run([self.python, "-c", "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)"],
-                                   capture_output=True, check=False)  # fmt: skip
+            probe = subprocess.run(
+                [self.python, "-c", "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)"],
+                capture_output=True,
+                check=False,
+            )
             if probe.returncode != 0:
                 raise UsageError("contention gpu: no GPU visible to torch on this machine", subject="contention")
         if self.stress.kind == "cpu":
@@ -105,19 +108,22 @@ class StressWorkload:
         else:
             commands = [[self.python, "-c", _GPU]] * self.stress.level
         for command in commands:
-            self.procs.append(subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                               start_new_session=True))  # fmt: skip
+            self.procs.append(
+                subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+            )
         return self
 
     def peak_rss_bytes(self) -> int:
-        """The workload's peak resident memory, all processes together (VmHWM): what it really held."""
+        """The workload's peak resident memory, all processes together: what it really held (Linux's VmHWM;
+        where the system keeps no peak, macOS, the resident memory now: the workload holds it to the end)."""
         total = 0
         for proc in self.procs:
             try:
-                with open(f"/proc/{proc.pid}/status") as f:
+                with open(f"/proc/{proc.pid}/status") as f:  # psutil does not read the peak
                     total += next((int(line.split()[1]) * 1024 for line in f if line.startswith("VmHWM:")), 0)
             except OSError:
-                pass
+                with contextlib.suppress(psutil.Error):
+                    total += int(psutil.Process(proc.pid).memory_info().rss)
         return total
 
     def __exit__(self, *exc: Any) -> None:
@@ -155,8 +161,13 @@ def report(
     """Both runs side by side; written to the contended run's contention.json, and added to its parity
     report (parity.txt) when it has one: the same job, judged alone and under contention."""
     a, b = measure(isolated), measure(contended)
-    result = {"stress": {"kind": stress.kind, "level": stress.level, "peak_rss_bytes": held_bytes},
-              "isolated": a, "contended": b, "isolated_run": str(isolated), "contended_run": str(contended)}  # fmt: skip
+    result = {
+        "stress": {"kind": stress.kind, "level": stress.level, "peak_rss_bytes": held_bytes},
+        "isolated": a,
+        "contended": b,
+        "isolated_run": str(isolated),
+        "contended_run": str(contended),
+    }
     if a["steps_per_s"] and b["steps_per_s"]:
         result["steps_per_s_ratio"] = round(b["steps_per_s"] / a["steps_per_s"], 3)
     (contended / CONTENTION_FILE).write_text(json.dumps(result, indent=2, sort_keys=True) + "\n")

@@ -119,9 +119,15 @@ def environment_diff(notebook_lock: dict[str, Any], job_lock: dict[str, Any]) ->
     have = {canonical_name(p["name"]): p["version"] for p in job_lock.get("packages", [])}
     want = {canonical_name(p["name"]): p["version"] for p in notebook_lock.get("packages", [])}
     facts = {}
-    for label, path in (("python", ("python", "version")), ("torch", ("torch", "version")), ("cuda", ("torch", "cuda")),
-                        ("cudnn", ("torch", "cudnn")), ("cpu", ("hardware", "cpu", "model")),
-                        ("cpus usable", ("hardware", "cpu", "usable")), ("gpu", ("hardware", "gpu"))):  # fmt: skip
+    for label, path in (
+        ("python", ("python", "version")),
+        ("torch", ("torch", "version")),
+        ("cuda", ("torch", "cuda")),
+        ("cudnn", ("torch", "cudnn")),
+        ("cpu", ("hardware", "cpu", "model")),
+        ("cpus usable", ("hardware", "cpu", "usable")),
+        ("gpu", ("hardware", "gpu")),
+    ):
         a, b = _get(notebook_lock, path), _get(job_lock, path)
         if a != b:
             facts[label] = {"notebook": a, "job": b}
@@ -172,8 +178,14 @@ def _get(data: dict[str, Any], path: tuple[str, ...]) -> Any:
     return data
 
 
-def judge(source_notebook: Any, job_metrics: dict[str, Any], notebook_lock: dict[str, Any], job_lock: dict[str, Any],
-          configured: dict[str, Any], band: dict[str, float] | None = None) -> dict[str, Any]:  # fmt: skip
+def judge(
+    source_notebook: Any,
+    job_metrics: dict[str, Any],
+    notebook_lock: dict[str, Any],
+    job_lock: dict[str, Any],
+    configured: dict[str, Any],
+    band: dict[str, float] | None = None,
+) -> dict[str, Any]:
     result = compare_metrics(baseline_of(source_notebook), job_metrics, configured, band)
     result["environment"] = environment_diff(notebook_lock, job_lock)
     return result
@@ -216,9 +228,13 @@ def first_divergence(reports: list[list[dict[str, Any]]]) -> dict[str, Any] | No
     for i in range(max(len(r) for r in reports)):
         present = [r[i] if i < len(r) else None for r in reports]
         if any(p is None for p in present):
-            return {"report": i, "step": _step(next(p for p in present if p is not None), i), "metric": None,
-                    "values": [None if p is None else "reported" for p in present],
-                    "problem": "some runs stopped reporting here"}  # fmt: skip
+            return {
+                "report": i,
+                "step": _step(next(p for p in present if p is not None), i),
+                "metric": None,
+                "values": [None if p is None else "reported" for p in present],
+                "problem": "some runs stopped reporting here",
+            }
         reported = [p for p in present if p is not None]  # all of them, as checked above
         for name in sorted(set().union(*reported)):
             values = [p.get(name) for p in reported]
@@ -254,8 +270,10 @@ def render(result: dict[str, Any], title: str) -> str:
         flags = [f"torch threads {in_force.get('threads')}"]
         if "deterministic_algorithms" in in_force:
             on = in_force["deterministic_algorithms"]
-            flags.append("deterministic algorithms " + ("on" + (" (warn only)" if in_force.get("deterministic_warn_only") else "")
-                                                        if on else "off"))  # fmt: skip
+            flags.append(
+                "deterministic algorithms "
+                + ("on" + (" (warn only)" if in_force.get("deterministic_warn_only") else "") if on else "off")
+            )
             flags.append(
                 f"cudnn.deterministic {in_force.get('cudnn_deterministic')}, cudnn.benchmark {in_force.get('cudnn_benchmark')}"
             )

@@ -31,8 +31,9 @@ def judge_replicas(group: Path, summary: dict[str, Any], tolerance: dict[str, An
     lines, failed = [], False
     for task in succeeded:
         run = group / task_dir(task)
-        result = parity.judge(source, task["metrics"], notebook_lock, parity.job_environment(run, notebook_lock),
-                              tolerance, band)  # fmt: skip
+        result = parity.judge(
+            source, task["metrics"], notebook_lock, parity.job_environment(run, notebook_lock), tolerance, band
+        )
         parity.write(run, result, f"task {task['index']} of sweep {summary['id']}")
         record = RunDir(run).read()
         record.parity = {
@@ -42,9 +43,13 @@ def judge_replicas(group: Path, summary: dict[str, Any], tolerance: dict[str, An
         RunDir(run).write(record)
         banded = [r["metric"] for r in result["metrics"] if r.get("within_seed_band")]
         failed |= result["verdict"] == "fail"
-        lines.append(f"  parity of task {task['index']}: {result['verdict']}"
-                     + (f" ({', '.join(banded)} within the seed-variance band)" if banded else ""))  # fmt: skip
+        lines.append(
+            f"  parity of task {task['index']}: {result['verdict']}"
+            + (f" ({', '.join(banded)} within the seed-variance band)" if banded else "")
+        )
     if band:
-        lines.append("  seed-variance band (2 std of the per-seed means): "
-                     + ", ".join(f"{name} ±{width:.3g}" for name, width in sorted(band.items())))  # fmt: skip
+        lines.append(
+            "  seed-variance band (2 std of the per-seed means): "
+            + ", ".join(f"{name} ±{width:.3g}" for name, width in sorted(band.items()))
+        )
     return lines, failed

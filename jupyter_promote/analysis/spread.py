@@ -34,8 +34,10 @@ def _seed_and_replica_spread(vals: list[tuple[float, int, dict[str, Any]]]) -> d
     if len(seeds) < 2 and all(len(v) < 2 for v in seeds.values()):
         return {}
     means = [statistics.fmean(v) for v in seeds.values()]
-    return {"seed_std": statistics.pstdev(means) if len(means) > 1 else 0.0,
-            "replica_std": statistics.fmean(statistics.pstdev(v) for v in seeds.values())}  # fmt: skip
+    return {
+        "seed_std": statistics.pstdev(means) if len(means) > 1 else 0.0,
+        "replica_std": statistics.fmean(statistics.pstdev(v) for v in seeds.values()),
+    }
 
 
 def read_sweep(path: Path) -> dict[str, Any]:
@@ -54,23 +56,45 @@ def summarise(path: Path) -> dict[str, Any]:
         record = run.read() if run.exists() else None
         state = record.state.value if record else "missing"
         counts[state] = counts.get(state, 0) + 1
-        tasks.append({"index": task["index"], "job": task["job"], "dir": task_dir(task), "state": state, "parameters": task["parameters"],
-                      "reason": record.reason if record else None, "metrics": record.metrics if record else {}})  # fmt: skip
+        tasks.append(
+            {
+                "index": task["index"],
+                "job": task["job"],
+                "dir": task_dir(task),
+                "state": state,
+                "parameters": task["parameters"],
+                "reason": record.reason if record else None,
+                "metrics": record.metrics if record else {},
+            }
+        )
         for name, value in (record.metrics if record else {}).items():
             if isinstance(value, (int, float)) and not isinstance(value, bool):
                 metrics.setdefault(name, []).append((float(value), task["index"], task["parameters"]))
     extremes = {
-        name: {"min": {"value": min(vals)[0], "index": min(vals)[1], "parameters": min(vals)[2]},
-               "max": {"value": max(vals)[0], "index": max(vals)[1], "parameters": max(vals)[2]}, "tasks": len(vals),
-               "mean": statistics.fmean(v for v, _, _ in vals), "std": statistics.pstdev(v for v, _, _ in vals),
-               **_seed_and_replica_spread(vals)}
+        name: {
+            "min": {"value": min(vals)[0], "index": min(vals)[1], "parameters": min(vals)[2]},
+            "max": {"value": max(vals)[0], "index": max(vals)[1], "parameters": max(vals)[2]},
+            "tasks": len(vals),
+            "mean": statistics.fmean(v for v, _, _ in vals),
+            "std": statistics.pstdev(v for v, _, _ in vals),
+            **_seed_and_replica_spread(vals),
+        }
         for name, vals in metrics.items()
-    }  # fmt: skip
+    }
     kind = sweep.get("kind", "grid")
-    return {"id": sweep["id"], "kind": kind, "notebook": sweep["notebook"], "target": sweep["target"],
-            "size": len(sweep["tasks"]), "states": counts, "metrics": extremes, "tasks": tasks,
-            "replicas": _replica_agreement(path, tasks), "seed_band": _seed_band(tasks) if kind == "replicas" else {},
-            "contention": _contention(path) if kind == "contention" else None}  # fmt: skip
+    return {
+        "id": sweep["id"],
+        "kind": kind,
+        "notebook": sweep["notebook"],
+        "target": sweep["target"],
+        "size": len(sweep["tasks"]),
+        "states": counts,
+        "metrics": extremes,
+        "tasks": tasks,
+        "replicas": _replica_agreement(path, tasks),
+        "seed_band": _seed_band(tasks) if kind == "replicas" else {},
+        "contention": _contention(path) if kind == "contention" else None,
+    }
 
 
 def _seed_band(tasks: list[dict[str, Any]]) -> dict[str, float]:
@@ -101,9 +125,21 @@ def _replica_agreement(path: Path, tasks: list[dict[str, Any]]) -> list[dict[str
     for key, group in groups.items():
         if len(group) < 2:
             continue
-        reports = [[e.get("metrics") or {} for e in read_events(str(path / t["dir"] / "events.jsonl"))
-                    if e["type"] == "metric"] for t in group]  # fmt: skip
+        reports = [
+            [
+                e.get("metrics") or {}
+                for e in read_events(str(path / t["dir"] / "events.jsonl"))
+                if e["type"] == "metric"
+            ]
+            for t in group
+        ]
         divergence = first_divergence(reports)
-        found.append({"parameters": json.loads(key), "tasks": [t["index"] for t in group],
-                      "identical": divergence is None, "first_divergence": divergence})  # fmt: skip
+        found.append(
+            {
+                "parameters": json.loads(key),
+                "tasks": [t["index"] for t in group],
+                "identical": divergence is None,
+                "first_divergence": divergence,
+            }
+        )
     return found

@@ -220,14 +220,25 @@ class JobView:
     def to_json(self) -> dict[str, Any]:
         """The view as the golden event streams hold it (the sidebar's fold gives the same, key for key)."""
         return {
-            "state": self.state.value, "reason": self.reason, "message": self.message, "seq": self.seq,
-            "stage": self.stage, "stages": [dict(s) for s in self.stages],
-            "cell_number": self.cell_number, "cells_total": self.cells_total, "cells_done": self.cells_done,
-            "failed_cell": self.failed_cell, "steps": self.steps, "steps_per_s": self.steps_per_s,
+            "state": self.state.value,
+            "reason": self.reason,
+            "message": self.message,
+            "seq": self.seq,
+            "stage": self.stage,
+            "stages": [dict(s) for s in self.stages],
+            "cell_number": self.cell_number,
+            "cells_total": self.cells_total,
+            "cells_done": self.cells_done,
+            "failed_cell": self.failed_cell,
+            "steps": self.steps,
+            "steps_per_s": self.steps_per_s,
             "alerts": [{"kind": a.get("kind"), "message": a.get("message")} for a in self.alerts],
-            "metrics": dict(self.metrics), "started_at": self.started_at, "finished_at": self.finished_at,
-            "artifacts": [{"path": a["path"], "size": a["size"]} for a in self.artifacts], "image": self.image,
-        }  # fmt: skip
+            "metrics": dict(self.metrics),
+            "started_at": self.started_at,
+            "finished_at": self.finished_at,
+            "artifacts": [{"path": a["path"], "size": a["size"]} for a in self.artifacts],
+            "image": self.image,
+        }
 
     def update(self, record: JobRecord) -> None:
         """Carry what the events say into the job's record (job.json)."""

@@ -42,9 +42,12 @@ def run(payload: Path) -> int:
                 unpack_inputs(payload / INPUTS, here / "inputs")
         except (OSError, tarfile.TarError) as exc:
             EventLog(str(run_dir.events), record.id, key=key).emit(
-                "status", state="failed", reason="error", source="node",
+                "status",
+                state="failed",
+                reason="error",
+                source="node",
                 message=f"the notebook's folder that came with the job could not be unpacked: {exc}",
-            )  # fmt: skip
+            )
             return 4
         os.environ["PROMOTE_INPUTS"] = str(here / "inputs")
         from .runner import run as run_job

@@ -52,14 +52,18 @@ def run(env_module: str, cache: str) -> int:
             message = f"the job's environment could not be made on this node: {lines[0]}"
             if len(lines) > 1:  # the tool's own last word (pip's error) says why
                 message += f" {lines[-1]}"
-            print(f"jupyter-promote: the job's environment could not be made on this node: {exc}",
-                  file=sys.stderr, flush=True)  # fmt: skip
+            print(
+                f"jupyter-promote: the job's environment could not be made on this node: {exc}",
+                file=sys.stderr,
+                flush=True,
+            )
             EventLog(str(run_dir.events), record.id, key=key).emit(
                 "status", state="failed", reason="environment", message=message, source="node"
             )
             return 4
-        os.environ["JUPYTER_PATH"] = os.pathsep.join(filter(None, [str(prefix / "share" / "jupyter"),
-                                                                   os.environ.get("JUPYTER_PATH")]))  # fmt: skip
+        os.environ["JUPYTER_PATH"] = os.pathsep.join(
+            filter(None, [str(prefix / "share" / "jupyter"), os.environ.get("JUPYTER_PATH")])
+        )
         os.environ["JUPYTER_PROMOTE_KERNEL"] = "promote-frozen"
         os.environ["PROMOTE_INPUTS"] = str(run_dir.path / "inputs")
         from .runner import run as run_job

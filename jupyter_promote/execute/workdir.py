@@ -19,21 +19,34 @@ Not every change is the job's: a run started as ``jupyter promote run nb.ipynb >
 ``nohup``, or piped to ``tee``) in the notebook's folder appends to ``run.log`` while the job runs. An input
 that a process held open for writing when the job was staged or when it ended (the kernel is not running
 then) was written by that process, not by the job, and is not reported. Any other change has no known
-author: the alert says what changed, not who changed it. Open files are read from Linux's ``/proc``;
-elsewhere every change is reported.
+author: the alert says what changed, not who changed it. Open files are read through psutil; where it
+does not say how a file was opened (macOS), a file held open at all counts as held for writing; where
+psutil is absent (a container image's runner), every change is reported.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 #: Folders beside a notebook that are never inputs: tool state, caches and environments.
-SKIPPED = frozenset({".git", ".hg", ".svn", ".ipynb_checkpoints", "__pycache__", ".venv", ".mypy_cache",
-                     ".pytest_cache", ".ruff_cache", ".tox", "node_modules"})  # fmt: skip
+SKIPPED = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        ".ipynb_checkpoints",
+        "__pycache__",
+        ".venv",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".tox",
+        "node_modules",
+    }
+)
 #: Files that mark a run or sweep directory of jupyter-promote (an ``--out`` inside the project folder).
 _RUN_MARKERS = ("job.json", "sweep.json")
 #: At most this many artifacts are listed (the files stay in ``work/`` regardless).
@@ -96,40 +109,30 @@ def stage(source: str | os.PathLike[str], work: str | os.PathLike[str], exclude:
 
 
 def held_for_writing(folder: str) -> frozenset[str]:
-    """The files under ``folder`` (a real path) that a process of this user holds open for writing now, read
-    from ``/proc`` (empty where there is none)."""
+    """The files under ``folder`` (a real path) that a process of this user holds open for writing now (other
+    users' processes are not readable). Where the system does not say how a file was opened (macOS), every
+    file a process holds open counts; where psutil is not installed (an image's runner, which has only what
+    it needs to run: the notebook's folder is mounted read-only there), none is known."""
+    try:
+        import psutil  # the job process: not every runner environment has it
+    except ImportError:
+        return frozenset()
     prefix = folder.rstrip(os.sep) + os.sep
-    held = set()
-    for pid in _pids():
-        fds = f"/proc/{pid}/fd"
+    held: set[str] = set()
+    for process in psutil.process_iter():
         try:
-            names = os.listdir(fds)
-        except OSError:
+            files = process.open_files()
+        except psutil.Error:
             continue  # gone, or another user's
-        for fd in names:
-            try:
-                target = os.readlink(f"{fds}/{fd}")
-                if target.startswith(prefix) and _writable(f"/proc/{pid}/fdinfo/{fd}"):
-                    held.add(target)
-            except OSError:
-                continue
+        held.update(f.path for f in files if f.path.startswith(prefix) and _writable(f))
     return frozenset(held)
 
 
-def _pids() -> Iterable[str]:
-    try:
-        return [name for name in os.listdir("/proc") if name.isdigit()]
-    except OSError:
-        return []
-
-
-def _writable(fdinfo: str) -> bool:
-    """Whether the descriptor ``/proc/PID/fdinfo/FD`` describes was opened for writing (O_WRONLY or O_RDWR)."""
-    with open(fdinfo) as f:
-        for line in f:
-            if line.startswith("flags:"):
-                return (int(line.split()[1], 8) & os.O_ACCMODE) in (os.O_WRONLY, os.O_RDWR)
-    return False
+def _writable(file: Any) -> bool:
+    """Whether an open file of :func:`psutil.Process.open_files` was opened for writing (O_WRONLY or O_RDWR);
+    True where its flags are not known."""
+    flags = getattr(file, "flags", None)
+    return flags is None or (flags & os.O_ACCMODE) in (os.O_WRONLY, os.O_RDWR)
 
 
 def _mirror(

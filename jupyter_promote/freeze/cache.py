@@ -39,10 +39,17 @@ def cache_dir() -> Path:
 
 
 def _boot_id() -> str:
+    """This boot of the machine: Linux's boot id, else (macOS) its boot time through psutil."""
     try:
         with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as f:
             return f.read().strip()
     except OSError:
+        pass
+    import psutil
+
+    try:
+        return f"booted {psutil.boot_time():.0f}"
+    except (OSError, psutil.Error):
         return ""
 
 

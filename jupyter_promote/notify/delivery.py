@@ -45,8 +45,14 @@ class Delivery:
         notice, destination = item
         self._record(notice, destination, attempt, error)
         if error is not None:
-            log.warning("jupyter-promote: notifying %s of job %s failed (attempt %d%s): %s", destination.name,
-                        notice.job.get("id"), attempt, ", giving up" if last else "", error)  # fmt: skip
+            log.warning(
+                "jupyter-promote: notifying %s of job %s failed (attempt %d%s): %s",
+                destination.name,
+                notice.job.get("id"),
+                attempt,
+                ", giving up" if last else "",
+                error,
+            )
 
     def _send_once(self, notice: Notice, destination: Destination) -> None:
         if destination.kind == "email":
@@ -54,8 +60,9 @@ class Delivery:
             return
         assert destination.url is not None
         body = json.dumps(notice.payload(destination.kind), default=str).encode()
-        request = urllib.request.Request(destination.url, body, {"Content-Type": "application/json",
-                                                                 "User-Agent": "jupyter-promote"})  # fmt: skip
+        request = urllib.request.Request(
+            destination.url, body, {"Content-Type": "application/json", "User-Agent": "jupyter-promote"}
+        )
         with urllib.request.urlopen(request, timeout=self.settings.timeout_s) as response:
             response.read()
 
@@ -79,8 +86,15 @@ class Delivery:
     def _record(notice: Notice, destination: Destination, attempt: int, error: str | None) -> None:
         if not notice.run_dir:
             return
-        line = {"ts": round(time.time(), 3), "destination": destination.name, "kind": destination.kind,
-                "event": notice.what, "attempt": attempt, "ok": error is None, "error": error}  # fmt: skip
+        line = {
+            "ts": round(time.time(), 3),
+            "destination": destination.name,
+            "kind": destination.kind,
+            "event": notice.what,
+            "attempt": attempt,
+            "ok": error is None,
+            "error": error,
+        }
         try:
             with open(Path(notice.run_dir) / "notifications.jsonl", "a") as f:
                 f.write(json.dumps(line) + "\n")

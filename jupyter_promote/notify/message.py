@@ -24,8 +24,13 @@ def card_text(text: str) -> str:
     return text.translate(_CARD_ESCAPES)
 
 
-COLOURS = {"succeeded": "good", "failed": "attention", "parity_failed": "warning", "cancelled": "default",
-           "alert": "warning"}  # fmt: skip
+COLOURS = {
+    "succeeded": "good",
+    "failed": "attention",
+    "parity_failed": "warning",
+    "cancelled": "default",
+    "alert": "warning",
+}
 
 
 @dataclass
@@ -107,10 +112,19 @@ class Notice:
                     },
                 ],
             }
-            return {"type": "message", "attachments": [
-                {"contentType": "application/vnd.microsoft.card.adaptive", "content": card}]}  # fmt: skip
-        return {"event": self.what, "subject": self.subject, "text": self.text, "job": self.job, "alert": self.alert,
-                "run_dir": self.run_dir, "at": round(self.at, 3)}  # fmt: skip
+            return {
+                "type": "message",
+                "attachments": [{"contentType": "application/vnd.microsoft.card.adaptive", "content": card}],
+            }
+        return {
+            "event": self.what,
+            "subject": self.subject,
+            "text": self.text,
+            "job": self.job,
+            "alert": self.alert,
+            "run_dir": self.run_dir,
+            "at": round(self.at, 3),
+        }
 
     def email(self, sender: str, to: tuple[str, ...]) -> EmailMessage:
         message = EmailMessage()

@@ -110,8 +110,9 @@ class Notifications(Configurable):
         for name in chosen:
             if name not in known:
                 offered = ", ".join(sorted(known)) or "none are configured (c.Notifications.destinations)"
-                raise UsageError(f"notify: {name!r} is not a destination; known: {offered}", subject=name,
-                                 field="notify")  # fmt: skip
+                raise UsageError(
+                    f"notify: {name!r} is not a destination; known: {offered}", subject=name, field="notify"
+                )
         return chosen
 
     def smtp_password(self) -> str | None:

@@ -106,8 +106,12 @@ class PromoteExtension(ExtensionApp):
 
     def _publish(self, job_id: str, events: list[dict[str, Any]]) -> None:
         """One bus message per batch of new events (what one poll of the job brought), in seq order."""
-        data: dict[str, Any] = {"job": job_id, "first_seq": int(events[0]["seq"]), "last_seq": int(events[-1]["seq"]),
-                                "events": "[" + ",".join(event_text(e) for e in events) + "]"}  # fmt: skip
+        data: dict[str, Any] = {
+            "job": job_id,
+            "first_seq": int(events[0]["seq"]),
+            "last_seq": int(events[-1]["seq"]),
+            "events": "[" + ",".join(event_text(e) for e in events) + "]",
+        }
         states = [e["state"] for e in events if e["type"] == "status"]
         if states:
             data["state"] = states[-1]
@@ -145,8 +149,12 @@ class PromoteExtension(ExtensionApp):
                 self.log.exception("jupyter-promote: retention pass failed")
                 removed = []
             if removed:
-                self.log.info("jupyter-promote: retention (%s) removed %d finished job(s): %s",
-                              self.promote_settings.retention, len(removed), ", ".join(removed))  # fmt: skip
+                self.log.info(
+                    "jupyter-promote: retention (%s) removed %d finished job(s): %s",
+                    self.promote_settings.retention,
+                    len(removed),
+                    ", ".join(removed),
+                )
             await asyncio.sleep(RETENTION_EVERY_S)
 
     async def stop_extension(self) -> None:

@@ -11,28 +11,34 @@ import subprocess
 import sys
 from typing import Any, ClassVar
 
+import psutil
 from traitlets import Float, Int, Unicode
 
 from ..models import JobRecord, JobState
-from ..processes import alive, start_ticks
+from ..processes import STARTED_KEY, alive, start_of, start_time
 from ..rundir import RunDir
 from .base import Target, TargetStatus
 
 log = logging.getLogger("jupyter_promote")
 #: What a job runner's command line holds (``python -m jupyter_promote.execute.runner RUN_DIR``).
-RUNNER_MODULE = b"jupyter_promote.execute.runner"
+RUNNER_MODULE = "jupyter_promote.execute.runner"
 
 
 def runner_of_this_user(pid: int) -> bool:
     """Whether ``pid`` is a job runner of this process's user: a handle this server did not make (a job followed
     again, from a record someone else may have written) never makes it watch or signal another process."""
     try:
-        if os.stat(f"/proc/{pid}").st_uid != os.geteuid():
-            return False
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return RUNNER_MODULE in f.read().split(b"\0")
-    except OSError:
+        process = psutil.Process(pid)
+        return process.uids().effective == os.geteuid() and RUNNER_MODULE in process.cmdline()
+    except psutil.Error:
         return False
+
+
+def usable_cpus() -> list[int]:
+    """The CPUs this process may run on: its affinity on Linux, every CPU where there is none (macOS)."""
+    if hasattr(os, "sched_getaffinity"):
+        return sorted(os.sched_getaffinity(0))
+    return list(range(os.cpu_count() or 1))
 
 
 class LocalTarget(Target):
@@ -41,7 +47,7 @@ class LocalTarget(Target):
     name: ClassVar[str] = "local"
     display_name: ClassVar[str] = "This machine (local)"
     resource_support: ClassVar[dict[str, str]] = {
-        "cpus": "pins the job to N CPUs (sched_setaffinity) and sets OMP_NUM_THREADS",
+        "cpus": "pins the job to N CPUs (sched_setaffinity, on Linux) and sets OMP_NUM_THREADS",
         "gpus": "sets CUDA_VISIBLE_DEVICES to the first N GPUs",
         "time": "wall-clock limit enforced by the runner",
     }
@@ -58,7 +64,7 @@ class LocalTarget(Target):
 
     def default_max_parallel(self) -> int | None:
         """This machine's usable CPUs: a 10,000-task sweep does not start 10,000 kernels at once."""
-        return max(1, len(os.sched_getaffinity(0)))
+        return len(usable_cpus())
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -73,12 +79,12 @@ class LocalTarget(Target):
             env["OMP_NUM_THREADS"] = str(cpus)
         if record.resources.gpus is not None:
             env["CUDA_VISIBLE_DEVICES"] = ",".join(str(i) for i in range(record.resources.gpus))
-        usable = sorted(os.sched_getaffinity(0))
+        usable = usable_cpus()
 
         nice = self.nice
 
         def before_exec() -> None:  # runs in the child
-            if cpus:
+            if cpus and hasattr(os, "sched_setaffinity"):  # Linux; macOS has no CPU pinning
                 os.sched_setaffinity(0, usable[: max(1, min(cpus, len(usable)))])
             if nice:
                 os.nice(nice)
@@ -96,7 +102,7 @@ class LocalTarget(Target):
                 preexec_fn=before_exec if cpus or nice else None,  # noqa: PLW1509
             )
         self._children[proc.pid] = proc
-        return {"pid": proc.pid, "start_ticks": start_ticks(proc.pid)}
+        return {"pid": proc.pid, STARTED_KEY: start_time(proc.pid)}
 
     def _exit_code(self, handle: dict[str, Any]) -> tuple[bool, int | None]:
         """(still running, exit code when known)."""
@@ -110,7 +116,7 @@ class LocalTarget(Target):
             return code is None, code
         if pid in self._exit_codes:
             return False, self._exit_codes[pid]
-        return alive(pid, handle.get("start_ticks")) and runner_of_this_user(pid), None
+        return alive(pid, start_of(handle)) and runner_of_this_user(pid), None
 
     async def poll(self, handles: dict[str, dict[str, Any]]) -> dict[str, TargetStatus]:
         statuses = {}
@@ -131,7 +137,7 @@ class LocalTarget(Target):
 
     async def cancel(self, handle: dict[str, Any]) -> None:
         pid = int(handle["pid"])
-        if pid not in self._children and alive(pid, handle.get("start_ticks")) and not runner_of_this_user(pid):
+        if pid not in self._children and alive(pid, start_of(handle)) and not runner_of_this_user(pid):
             log.warning("jupyter-promote: pid %d is not a job runner of this user; not signalled", pid)
             return
         running, _ = self._exit_code(handle)

@@ -106,8 +106,12 @@ def export(settings: MlflowExport, job: dict[str, Any], run_dir: Path) -> str:
     params = [Param(str(k)[:250], _text(v)[:6000]) for k, v in (job.get("parameters") or {}).items()]
     metrics = _metrics(job, run_dir)
     for i in range(0, max(len(params), len(metrics), 1), 500):  # MLflow takes at most 1000 items per batch
-        client.log_batch(run_id, metrics=metrics[i : i + 500], params=params[i : i + 100] if i == 0 else [],
-                         tags=[RunTag(k, v) for k, v in tags.items()] if i == 0 else [])  # fmt: skip
+        client.log_batch(
+            run_id,
+            metrics=metrics[i : i + 500],
+            params=params[i : i + 100] if i == 0 else [],
+            tags=[RunTag(k, v) for k, v in tags.items()] if i == 0 else [],
+        )
     if len(params) > 100:
         for j in range(100, len(params), 100):
             client.log_batch(run_id, params=params[j : j + 100])
@@ -149,9 +153,11 @@ def _parent_run(client: Any, experiment_id: str, sweep_id: str, job: dict[str, A
     if found:
         return str(found[0].info.run_id)
     stem = Path(str(job.get("notebook", "sweep"))).stem
-    run = client.create_run(experiment_id, run_name=f"{stem}-sweep-{sweep_id}",
-                            tags={"promote.sweep_id": sweep_id, "promote.kind": "sweep",
-                                  "promote.notebook": str(job.get("notebook"))})  # fmt: skip
+    run = client.create_run(
+        experiment_id,
+        run_name=f"{stem}-sweep-{sweep_id}",
+        tags={"promote.sweep_id": sweep_id, "promote.kind": "sweep", "promote.notebook": str(job.get("notebook"))},
+    )
     found = client.search_runs([experiment_id], filter_string=query, order_by=["attributes.start_time ASC"])
     return str(found[0].info.run_id if found else run.info.run_id)
 
