@@ -213,7 +213,7 @@ def test_the_tail_keeps_each_unreadable_line_with_where_it_is_and_why(tmp_path):
 
 def test_the_follower_reports_each_unreadable_line_once_even_when_it_reads_the_file_again(tmp_path):
     from jupyter_promote.events.authority import FinalStateRule
-    from jupyter_promote.launch.follow import _set_aside
+    from jupyter_promote.launch.set_aside import set_aside as _set_aside
 
     # Given a job's events file with a line nested 5,000 deep and a line with NaN between its events
     path = tmp_path / "events.jsonl"

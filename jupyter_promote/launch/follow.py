@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ..events import JobView, problem
+from ..events import JobView
 from ..events.authority import FinalStateRule, job_events
 from ..models import JobRecord, JobState
 from ..rundir import RunDir
@@ -23,6 +23,8 @@ from ..runtime.events import EventLog, EventTail
 from ..targets import Target
 from ..targets.base import TargetStatus
 from .prepared import Prepared
+from .runner_silence import RunnerSilence
+from .set_aside import set_aside
 
 log = logging.getLogger("jupyter_promote")
 
@@ -30,80 +32,6 @@ log = logging.getLogger("jupyter_promote")
 TARGET_PATIENCE_S = float(os.environ.get("PROMOTE_TARGET_PATIENCE", "600"))
 #: Seconds a target may report a job as ended before its final event must be in the log.
 FINAL_EVENT_GRACE_S = 5.0
-
-
-class RunnerSilence:
-    """The runner's own heartbeats (``source: runner``), watched while the job runs: a runner that sends
-    none for three of its heartbeats (and 5 s) is reported once (``runner_silent``); one silent past the
-    kernel's silence limit (the stall timeout and three heartbeats, the runner's own rule for its kernel)
-    has stopped (SIGSTOP, a frozen node) and its job is settled ``failed``/``unresponsive``. Jobs whose
-    runner sends no pulse (an older runner) are not judged.
-    """
-
-    def __init__(self, record: JobRecord) -> None:
-        heartbeat = record.monitor.heartbeat_s
-        self.warn_after = 3 * heartbeat + 5
-        self.limit = max(self.warn_after, record.monitor.stall_timeout_s + 3 * heartbeat)
-        self.last: float | None = None
-        self.warned = False
-
-    def saw(self, event: dict[str, Any]) -> None:
-        if event["type"] == "heartbeat" and event.get("source") == "runner":
-            self.last, self.warned = time.monotonic(), False
-
-    def check(self, view: JobView, log: EventLog) -> bool:
-        """Report a silent runner; True when it has been silent too long (the job must be stopped)."""
-        if view.state is not JobState.RUNNING:
-            self.last = None  # back in the queue (requeued): a new runner will start its pulse again
-            return False
-        if self.last is None:
-            return False
-        quiet = time.monotonic() - self.last
-        if quiet > self.limit:
-            log.emit("status", state="failed", reason="unresponsive", source="pipeline",
-                     message=f"the job's runner sent nothing for {quiet:.0f} s (stopped or hung); it was stopped")  # fmt: skip
-            return True
-        if quiet > self.warn_after and not self.warned:
-            self.warned = True
-            log.emit("alert", kind="runner_silent", action="alert", source="pipeline",
-                     message=f"the job's runner has sent nothing for {quiet:.0f} s; it is stopped or hung "
-                     f"(the job fails after {self.limit:.0f} s)")  # fmt: skip
-        return False
-
-
-def _set_aside(
-    events: list[dict[str, Any]], tail: EventTail, log: EventLog, rule: FinalStateRule
-) -> list[dict[str, Any]]:
-    """The events that can be folded; each one that cannot (another writer's line, an unknown type or state)
-    and each line that holds no event (not UTF-8, not JSON, too deep, NaN) is set aside and reported as an
-    alert in the job's own log, never fatal."""
-    bad = [(e, "not this job's (another writer's line)") for e in tail.foreign]
-    tail.foreign.clear()
-    good = []
-    for event in events:
-        why = problem(event) or rule.why(event)
-        if why is None:
-            good.append(event)
-        else:
-            bad.append((event, why))
-    # a job followed again (a server restart) reads its file from the start: each line is reported once
-    reported = {(e.get("set_aside_seq"), e.get("set_aside_type")) for e in good
-                if e["type"] == "alert" and e.get("kind") == "bad_event"}  # fmt: skip
-    for event, why in bad:
-        seq, kind = (repr(event.get(k))[:40] for k in ("seq", "type"))  # whatever the line held, as text
-        if (seq, kind) in reported:
-            continue
-        log.emit("alert", kind="bad_event", action="alert", source="pipeline", set_aside_seq=seq, set_aside_type=kind,
-                 message=f"an event was set aside: {why} (seq {seq}, type {kind})")  # fmt: skip
-    unreadable, reported_at = tail.unreadable[:], {e.get("set_aside_offset") for e in good if e["type"] == "alert"}
-    tail.unreadable.clear()
-    for offset, why in unreadable:
-        if offset not in reported_at:
-            message = f"a line of the events file was set aside: {why} (at byte {offset})"
-            log.emit(
-                "alert", kind="bad_event", action="alert", source="pipeline", set_aside_offset=offset, message=message
-            )
-    return good
 
 
 async def follow(
@@ -118,85 +46,120 @@ async def follow(
     Polls the target every ``poll_interval`` seconds; a target that does not answer for ``patience``
     seconds settles the job as lost. The runner's own final event wins over what the target says.
     """
-    record, run = prepared.record, prepared.run
-    tail = EventTail(str(run.events), job=record.id)
-    rule = FinalStateRule(run.path)
-    view = JobView()
-    ended_at: float | None = None
+    return await _Follower(prepared, target, on_event, poll_interval, patience).run()
 
-    reported_queue: tuple[str | None, str | None] = (None, None)
-    unreachable_since: float | None = None  # the target stopped answering (an engine or controller restart)
-    written = (view.state, view.reason, 0.0)  # job.json: at once on a state change, else at most 1/s
-    silence = RunnerSilence(record)
 
-    ended_by: list[str] = []  # who wrote the final status (the runner, or the target / pipeline for it)
+class _Follower:
+    """One job followed to its end: its folded view and what the follower remembers between polls."""
 
-    def drain() -> None:
-        nonlocal written
-        events = tail.read()
-        for event in _set_aside(events, tail, prepared.log, rule):
-            view.apply(event)
-            silence.saw(event)
+    def __init__(
+        self,
+        prepared: Prepared,
+        target: Target,
+        on_event: Callable[[dict[str, Any], JobView], None] | None,
+        poll_interval: float,
+        patience: float,
+    ) -> None:
+        self.prepared, self.target, self.on_event = prepared, target, on_event
+        self.poll_interval, self.patience = poll_interval, patience
+        self.record, self.run_dir = prepared.record, prepared.run
+        self.tail = EventTail(str(self.run_dir.events), job=self.record.id)
+        self.rule = FinalStateRule(self.run_dir.path)
+        self.view = JobView()
+        self.silence = RunnerSilence(self.record)
+        self.ended_at: float | None = None  # the target stopped knowing the job; its final event is awaited
+        self.reported_queue: tuple[str | None, str | None] = (None, None)
+        self.unreachable_since: float | None = None  # the target stopped answering (an engine or controller restart)
+        self.written = (self.view.state, self.view.reason, 0.0)  # job.json: at once on a state change, else 1/s
+        self.ended_by: list[str] = []  # who wrote the final status (the runner, or the target / pipeline for it)
+
+    async def run(self) -> JobView:
+        while True:
+            await _relay(self.target, self.record, self.run_dir)
+            self.drain()
+            if self.view.state.final:
+                await _collect(self.prepared, self.target, self.view, self.drain, self.poll_interval)
+                if self.ended_by and self.ended_by[0] != "runner":
+                    await _until_quiet(self.run_dir, self.drain)
+                return self.view
+            if self.silence.check(self.view, self.prepared.log):
+                with contextlib.suppress(Exception):  # stopped on its target as far as it answers; settled anyway
+                    await self.target.cancel(self.record.handle)
+                continue
+            status = await self.poll()
+            if status is None:
+                await asyncio.sleep(min(5.0, max(self.poll_interval, 1.0)))
+                continue
+            self.report_queue(status)
+            await self.settle_if_ended(status)
+            await asyncio.sleep(self.poll_interval)
+
+    def drain(self) -> None:
+        """Fold the events written since the last read, telling ``on_event``; job.json kept up to date."""
+        events = self.tail.read()
+        for event in set_aside(events, self.tail, self.prepared.log, self.rule):
+            self.view.apply(event)
+            self.silence.saw(event)
             if event["type"] == "status" and JobState(event["state"]).final:
-                ended_by.append(str(event.get("source")))
-            if on_event is not None:
-                on_event(event, view)
-        now = time.monotonic()
-        if events and ((view.state, view.reason) != written[:2] or view.state.final or now - written[2] >= 1.0):
-            view.update(record)
-            run.write(record)
-            written = (view.state, view.reason, now)
+                self.ended_by.append(str(event.get("source")))
+            if self.on_event is not None:
+                self.on_event(event, self.view)
+        view, now = self.view, time.monotonic()
+        changed = (view.state, view.reason) != self.written[:2]
+        if events and (changed or view.state.final or now - self.written[2] >= 1.0):
+            view.update(self.record)
+            self.run_dir.write(self.record)
+            self.written = (view.state, view.reason, now)
 
-    while True:
-        await _relay(target, record, run)
-        drain()
-        if view.state.final:
-            await _collect(prepared, target, view, drain, poll_interval)
-            if ended_by and ended_by[0] != "runner":
-                await _until_quiet(prepared.run, drain)
-            return view
-        if silence.check(view, prepared.log):
-            with contextlib.suppress(Exception):  # stopped on its target as far as it answers; settled anyway
-                await target.cancel(record.handle)
-            continue
+    async def poll(self) -> TargetStatus | None:
+        """What the target says of the job; None while it does not answer (reported once, then settled as
+        ``failed``/``lost`` once it has not answered for ``patience`` seconds)."""
         try:
-            status = (await target.poll({record.id: record.handle}))[record.id]
+            status = (await self.target.poll({self.record.id: self.record.handle}))[self.record.id]
         except Exception as exc:  # a target that does not answer now may answer soon: retried, then settled
-            now = time.monotonic()
-            if unreachable_since is None:
-                unreachable_since = now
-                prepared.log.emit("alert", kind="target_unreachable", action="alert", source="pipeline",
-                                  message=f"the {target.name} target does not answer ({type(exc).__name__}: "
-                                  f"{str(exc)[:200]}); asking again")  # fmt: skip
-            elif now - unreachable_since > patience:
-                prepared.log.emit("status", state="failed", reason="lost", source="pipeline",
-                                  message=f"the {target.name} target did not answer for "
-                                  f"{patience:.0f} s")  # fmt: skip
-            await asyncio.sleep(min(5.0, max(poll_interval, 1.0)))
-            continue
-        unreachable_since = None
-        if status.state is not JobState.QUEUED:
-            reported_queue = (None, None)  # so that going back to the queue is reported
-        elif (status.reason, status.message) != reported_queue:
-            reported_queue = (status.reason, status.message)
-            if view.state is JobState.RUNNING:  # a running job went back to the queue (node failure, preemption)
-                prepared.log.emit("status", state="queued", reason="requeued", source="target",
-                                  message=f"requeued while running: {status.message or 'back in the queue'}")  # fmt: skip
-            elif status.reason not in (None, "pending"):  # why it waits: Resources, Priority, ...
-                prepared.log.emit(
-                    "status", state="queued", reason=status.reason, message=status.message, source="target"
+            now, name = time.monotonic(), self.target.name
+            if self.unreachable_since is None:
+                self.unreachable_since = now
+                message = f"the {name} target does not answer ({type(exc).__name__}: {str(exc)[:200]}); asking again"
+                self.prepared.log.emit(
+                    "alert", kind="target_unreachable", action="alert", source="pipeline", message=message
                 )
+            elif now - self.unreachable_since > self.patience:
+                message = f"the {name} target did not answer for {self.patience:.0f} s"
+                self.prepared.log.emit("status", state="failed", reason="lost", source="pipeline", message=message)
+            return None
+        self.unreachable_since = None
+        return status
+
+    def report_queue(self, status: TargetStatus) -> None:
+        """Why a queued job waits (Resources, Priority, ...), and a running job sent back to the queue; each
+        once, until the job leaves the queue again."""
+        if status.state is not JobState.QUEUED:
+            self.reported_queue = (None, None)  # so that going back to the queue is reported
+            return
+        if (status.reason, status.message) == self.reported_queue:
+            return
+        self.reported_queue = (status.reason, status.message)
+        log = self.prepared.log
+        if self.view.state is JobState.RUNNING:  # a running job went back to the queue (node failure, preemption)
+            message = f"requeued while running: {status.message or 'back in the queue'}"
+            log.emit("status", state="queued", reason="requeued", source="target", message=message)
+        elif status.reason not in (None, "pending"):
+            log.emit("status", state="queued", reason=status.reason, message=status.message, source="target")
+
+    async def settle_if_ended(self, status: TargetStatus) -> None:
+        """A job its target says ended is settled by :func:`settle_from_target`, unless its own final event
+        comes first: at once for a final state the target knows, after a grace for one it no longer knows."""
         if status.state is not None and status.state.final:
-            await asyncio.sleep(poll_interval)  # the runner's own final event wins if it made it
-            await _relay(target, record, run)
-            drain()
-            if not view.state.final:
-                settle_from_target(prepared.log, status)
+            await asyncio.sleep(self.poll_interval)  # the runner's own final event wins if it made it
+            await _relay(self.target, self.record, self.run_dir)
+            self.drain()
+            if not self.view.state.final:
+                settle_from_target(self.prepared.log, status)
         elif status.state is None:  # ended; its final status event should be there
-            ended_at = ended_at or time.monotonic()
-            if time.monotonic() - ended_at > FINAL_EVENT_GRACE_S:
-                settle_from_target(prepared.log, status)
-        await asyncio.sleep(poll_interval)
+            self.ended_at = self.ended_at or time.monotonic()
+            if time.monotonic() - self.ended_at > FINAL_EVENT_GRACE_S:
+                settle_from_target(self.prepared.log, status)
 
 
 async def _until_quiet(run: RunDir, drain: Callable[[], None], quiet_s: float = 2.0, limit_s: float = 15.0) -> None:
@@ -229,8 +192,13 @@ def settle_from_target(log: EventLog, status: TargetStatus) -> None:
     if status.state is not None:
         log.emit("status", state=status.state.value, reason=status.reason, message=status.message, source="target")
     else:
-        log.emit("status", state="failed", reason="lost", source="target",
-                 message=f"the job ended (exit code {status.exit_code}) without reporting how")  # fmt: skip
+        log.emit(
+            "status",
+            state="failed",
+            reason="lost",
+            source="target",
+            message=f"the job ended (exit code {status.exit_code}) without reporting how",
+        )
 
 
 async def check_once(record: JobRecord, run: RunDir, target: Target) -> None:

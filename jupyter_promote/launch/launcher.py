@@ -62,8 +62,9 @@ class Launcher:
         target = self.target(request.target)
         ok, why = target.available()
         if not ok:
-            raise TargetUnavailable(f"target {request.target}: unavailable: {why}", subject=request.target,
-                                    field="target")  # fmt: skip
+            raise TargetUnavailable(
+                f"target {request.target}: unavailable: {why}", subject=request.target, field="target"
+            )
         check_kernel(request.kernel)
         request.notify = self.notifications.choose(request.notify)
         warnings = target.check_resources(request.resources)

@@ -31,23 +31,20 @@ class TargetsHandler(PromoteHandler):
     @authorized
     @maps_errors
     async def get(self) -> None:
-        targets: list[dict[str, Any]] = []
         classes = load_target_classes()
         names = self.settings["jupyter_promote_settings"].target_names()
         # each check may wait on an engine or a controller: all at once, in threads, off the event loop
         answers = await asyncio.gather(*(asyncio.to_thread(self.manager.target(n).available) for n in names))
-        for name, (ok, why) in zip(names, answers, strict=False):
-            cls = classes[name]
-            target = self.manager.target(name)
-            targets.append(
-                {
-                    "name": name,
-                    "display_name": cls.display_name,
-                    "available": ok,
-                    "reason": why,
-                    "options_schema": target.options_schema(),
-                }
-            )
+        targets = [
+            {
+                "name": name,
+                "display_name": classes[name].display_name,
+                "available": ok,
+                "reason": why,
+                "options_schema": self.manager.target(name).options_schema(),
+            }
+            for name, (ok, why) in zip(names, answers, strict=True)
+        ]
         self.finish(json.dumps({"targets": targets}))
 
 
