@@ -39,8 +39,14 @@ def test_docker_run_builds_verifies_runs_and_reuses(docker_cli, tmp_path):
     assert "/opt/promote/env/bin/python" in output
     assert f" {os.getuid()} " in output
     assert (run / "output.ipynb").stat().st_uid == os.getuid()  # written as the invoking user
-    labels = json.loads(subprocess.run(["docker", "image", "inspect", image["ref"], "--format", "{{json .Config.Labels}}"],
-                                       capture_output=True, text=True, check=True).stdout)  # fmt: skip
+    labels = json.loads(
+        subprocess.run(
+            ["docker", "image", "inspect", image["ref"], "--format", "{{json .Config.Labels}}"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    )
     assert json.loads(labels["io.jupyter-promote.verification"])["ok"] is True
     assert labels["io.jupyter-promote.lock"] == record["lock_hash"]
     # And a second promote of the unchanged environment builds nothing
@@ -98,9 +104,16 @@ def test_docker_gpus_refused_up_front_without_nvidia_runtime(docker_cli, tmp_pat
 def test_hermetic_wheelhouse_build_needs_no_network(docker_cli, small_kernel):
     # --wheelhouse builds with docker build --network=none: any step that reaches the network fails
     result = docker_cli(
-        "build", "--python", small_kernel["PROMOTE_SMALL_PYTHON"], "--wheelhouse", "--rebuild", "--json",
-        "--ImageBuilder.repository=jupyter-promote/test-wheelhouse", *docker_cli.base, timeout=900,
-    )  # fmt: skip
+        "build",
+        "--python",
+        small_kernel["PROMOTE_SMALL_PYTHON"],
+        "--wheelhouse",
+        "--rebuild",
+        "--json",
+        "--ImageBuilder.repository=jupyter-promote/test-wheelhouse",
+        *docker_cli.base,
+        timeout=900,
+    )
     assert result.returncode == 0, result.stderr
     ref = json.loads(result.stdout)
     assert ref["built"] is True and ref["verification"]["ok"] is True
@@ -111,9 +124,14 @@ def test_hermetic_wheelhouse_build_needs_no_network(docker_cli, small_kernel):
 def test_failed_build_names_its_step_and_leaves_no_tag(docker_cli, small_kernel):
     repo = "jupyter-promote/test-broken"
     result = docker_cli(
-        "build", "--python", small_kernel["PROMOTE_SMALL_PYTHON"], f"--ImageBuilder.repository={repo}",
-        '--ImageBuilder.system_packages=["no-such-package-promote"]', *docker_cli.base, timeout=900,
-    )  # fmt: skip
+        "build",
+        "--python",
+        small_kernel["PROMOTE_SMALL_PYTHON"],
+        f"--ImageBuilder.repository={repo}",
+        '--ImageBuilder.system_packages=["no-such-package-promote"]',
+        *docker_cli.base,
+        timeout=900,
+    )
     assert result.returncode == 4, result.stderr
     assert "image build failed at step 2/" in result.stderr and "apt-get" in result.stderr
     assert "Traceback" not in result.stderr
@@ -149,8 +167,15 @@ def test_secrets_never_reach_the_context_or_a_layer(docker_cli, small_kernel, tm
     bundle.write_text(Path("/etc/ssl/certs/ca-certificates.crt").read_text() + f"\n# {canary}\n")
     env = {"AWS_SECRET_ACCESS_KEY": canary, "GITHUB_TOKEN": canary, "PIP_TRUSTED_HOST": f"{canary}.invalid"}
     repo = "jupyter-promote/test-canary"
-    args = ["build", "--python", small_kernel["PROMOTE_SMALL_PYTHON"], f"--ImageBuilder.repository={repo}",
-            "--ca-bundle", str(bundle), *docker_cli.base]  # fmt: skip
+    args = [
+        "build",
+        "--python",
+        small_kernel["PROMOTE_SMALL_PYTHON"],
+        f"--ImageBuilder.repository={repo}",
+        "--ca-bundle",
+        str(bundle),
+        *docker_cli.base,
+    ]
     # When the build context is listed, Then it holds only what the Dockerfile needs
     dry = docker_cli(*args, "--dry-run", env=env)
     assert dry.returncode == 0, dry.stderr
@@ -226,18 +251,39 @@ def test_the_build_log_shows_what_pip_does_and_each_step_once(docker_cli, small_
         line for line in (ROOT / "tests/envs/small-kernel.txt").read_text().splitlines() if line.startswith("numpy==")
     )
     wheel = make_wheel(tmp_path, "promote_log_probe", f"1.0.{uuid.uuid4().int % 10**9}")
-    subprocess.run([sys.executable, "-m", "pip", "--python", str(venv / "bin/python"), "install", "-q", "--no-deps",
-                    numpy, str(wheel)], check=True)  # fmt: skip
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(venv / "bin/python"),
+            "install",
+            "-q",
+            "--no-deps",
+            numpy,
+            str(wheel),
+        ],
+        check=True,
+    )
     # When its image is built
     repo = "jupyter-promote/test-build-log"
-    result = docker_cli("build", "--python", str(venv / "bin/python"), f"--ImageBuilder.repository={repo}",
-                        "--json", *docker_cli.base, timeout=900)  # fmt: skip
+    result = docker_cli(
+        "build",
+        "--python",
+        str(venv / "bin/python"),
+        f"--ImageBuilder.repository={repo}",
+        "--json",
+        *docker_cli.base,
+        timeout=900,
+    )
     assert result.returncode == 0, result.stderr
     lines = result.stderr.splitlines()
     # Then the log a person watches says what pip does: each package fetched, with its size, and installed
     assert any("environment | Collecting numpy==" in line for line in lines), result.stderr
-    assert any(re.search(r"environment \|\s+(Downloading|Using cached) numpy-\S+ \(\d[\d.]* [kM]B\)", line)
-               for line in lines), result.stderr  # fmt: skip
+    assert any(
+        re.search(r"environment \|\s+(Downloading|Using cached) numpy-\S+ \(\d[\d.]* [kM]B\)", line) for line in lines
+    ), result.stderr
     assert any("environment | Processing /opt/promote/lock/wheels/promote_log_probe" in line for line in lines)
     assert any("environment | Successfully installed" in line and "numpy-" in line for line in lines)
     # And each step's header once, never BuildKit's repeated ones

@@ -102,8 +102,13 @@ def test_runner_requirements_pin_the_runner_closure():
 
 
 def test_verification_diff_names_missing_extra_and_other_versions():
-    image = {"packages": [{"name": "NumPy", "version": "2.4.5"}, {"name": "six", "version": "1.17.0"},
-                          {"name": "jupyter_promote", "version": "0.1"}]}  # fmt: skip
+    image = {
+        "packages": [
+            {"name": "NumPy", "version": "2.4.5"},
+            {"name": "six", "version": "1.17.0"},
+            {"name": "jupyter_promote", "version": "0.1"},
+        ]
+    }
     lock = {"packages": [{"name": "numpy", "version": "2.4.6"}, {"name": "torch", "version": "2.5.1"}]}
     diff = diff_packages(lock, image)
     assert [(d["name"], d["problem"]) for d in diff] == [

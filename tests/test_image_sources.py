@@ -34,8 +34,21 @@ def kernel_venv(folder: Path, links: Path) -> Path:
     """A venv with tinypkg installed from ``links`` as pip installs it from a find-links folder (no direct URL)."""
     env = folder / "venv"
     venv.create(env, with_pip=True)
-    subprocess.run([str(env / "bin" / "python"), "-m", "pip", "install", "-q", "--no-index", "--find-links", str(links), "tinypkg"],
-                   check=True, timeout=300)  # fmt: skip
+    subprocess.run(
+        [
+            str(env / "bin" / "python"),
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--no-index",
+            "--find-links",
+            str(links),
+            "tinypkg",
+        ],
+        check=True,
+        timeout=300,
+    )
     return env / "bin" / "python"
 
 
@@ -53,8 +66,14 @@ def test_a_wheel_only_this_machine_has_goes_with_the_lock(cli, tmp_path):
     assert pkg["source"]["wheel"].startswith("wheels/tinypkg-1.0+site-") and pkg["source"]["found_in"] == str(links)
     assert not (tmp_path / "env" / "wheels").exists()
     assert pkg["requires_python"] == ">=3.8"
-    plan = cli("build", "--python", str(python), "--dry-run", f"--ImageBuilder.base_image={BASE_IMAGE}",
-               env={"PIP_FIND_LINKS": str(links)})  # fmt: skip
+    plan = cli(
+        "build",
+        "--python",
+        str(python),
+        "--dry-run",
+        f"--ImageBuilder.base_image={BASE_IMAGE}",
+        env={"PIP_FIND_LINKS": str(links)},
+    )
     assert plan.returncode == 0, plan.stderr
     assert "wheels/tinypkg-1.0+site-" in plan.stdout + plan.stderr
 

@@ -45,15 +45,22 @@ def left_behind(kube_cluster: str, job_id: str) -> list[str]:
     """The Jobs, pods and ConfigMaps of one job that are still in the cluster."""
     core, batch = client.CoreV1Api(api(kube_cluster)), client.BatchV1Api(api(kube_cluster))
     selector = f"jupyter-promote.io/job={job_id}"
-    return [o.metadata.name for call in (batch.list_namespaced_job, core.list_namespaced_pod,
-                                          core.list_namespaced_config_map)
-            for o in call(NAMESPACE, label_selector=selector).items]  # fmt: skip
+    return [
+        o.metadata.name
+        for call in (batch.list_namespaced_job, core.list_namespaced_pod, core.list_namespaced_config_map)
+        for o in call(NAMESPACE, label_selector=selector).items
+    ]
 
 
 def test_a_notebook_runs_on_kubernetes_and_everything_comes_back_without_a_shared_filesystem(kube_cli, kube_cluster):
     # Given a notebook that reads a file beside it, writes one, and fails where its own folder exists
-    nb = kube_cli.nb("success.ipynb", ["import os\nopen('result.txt', 'w').write(open('data.txt').read() * 2)",
-                                       "assert not os.path.exists(FOLDER), 'the pod sees the folder'"])  # fmt: skip
+    nb = kube_cli.nb(
+        "success.ipynb",
+        [
+            "import os\nopen('result.txt', 'w').write(open('data.txt').read() * 2)",
+            "assert not os.path.exists(FOLDER), 'the pod sees the folder'",
+        ],
+    )
     nb.write_text(nb.read_text().replace("FOLDER", json.dumps(str(nb.parent)).replace('"', "'")))
     (nb.parent / "data.txt").write_text("hello\n")
     # When it is promoted to Kubernetes
@@ -91,13 +98,15 @@ def _pipeline(tmp_path: Path, small_kernel: dict[str, str], monkeypatch, noteboo
     monkeypatch.setenv("JUPYTER_PATH", small_kernel["JUPYTER_PATH"])
     path = on_kernel(NOTEBOOKS / notebook, SMALL_KERNEL, tmp_path / "nb")
     pipeline = Pipeline(str(tmp_path / "runs"), poll_interval=0.2, image_builder=ImageBuilder(base_image=BASE_IMAGE))
-    request = PromoteRequest(notebook=str(path), target="kubernetes", image=ImageRequest(),
-                             resources=Resources(**resources))  # fmt: skip
+    request = PromoteRequest(
+        notebook=str(path), target="kubernetes", image=ImageRequest(), resources=Resources(**resources)
+    )
     return pipeline, pipeline.prepare(request)
 
 
-def test_a_pod_no_node_can_take_waits_queued_with_the_schedulers_reason(tmp_path, small_kernel, kube_cluster,
-                                                                       monkeypatch):  # fmt: skip
+def test_a_pod_no_node_can_take_waits_queued_with_the_schedulers_reason(
+    tmp_path, small_kernel, kube_cluster, monkeypatch
+):
     monkeypatch.setenv("KUBECONFIG", kube_cluster)
     pipeline, prepared = _pipeline(tmp_path, small_kernel, monkeypatch, "success.ipynb", cpus=64)
     target = KubernetesTarget()
@@ -105,8 +114,10 @@ def test_a_pod_no_node_can_take_waits_queued_with_the_schedulers_reason(tmp_path
     async def go():
         await pipeline.submit(prepared, target)
         follow = asyncio.ensure_future(pipeline.follow(prepared, target))
-        queued = await wait_async(lambda: asyncio.sleep(0, events(prepared.run.path)),
-                                  lambda evs: any(e.get("reason") == "Unschedulable" for e in evs))  # fmt: skip
+        queued = await wait_async(
+            lambda: asyncio.sleep(0, events(prepared.run.path)),
+            lambda evs: any(e.get("reason") == "Unschedulable" for e in evs),
+        )
         await target.cancel(prepared.record.handle)
         return queued, await asyncio.wait_for(follow, 60)
 
@@ -139,8 +150,9 @@ def test_a_job_whose_pod_vanishes_with_its_job_is_lost(tmp_path, small_kernel, k
     async def go():
         await pipeline.submit(prepared, target)
         follow = asyncio.ensure_future(pipeline.follow(prepared, target))
-        await wait_async(lambda: asyncio.sleep(0, events(prepared.run.path)),
-                         lambda evs: any(e["type"] == "cell" for e in evs), 300)  # fmt: skip
+        await wait_async(
+            lambda: asyncio.sleep(0, events(prepared.run.path)), lambda evs: any(e["type"] == "cell" for e in evs), 300
+        )
         # the cluster forgets the job: its Job goes, and its pod is killed at once (no grace: SIGKILL)
         name = prepared.record.handle["job"]
         admin_batch.delete_namespaced_job(name, NAMESPACE, body={"propagationPolicy": "Orphan"})
@@ -155,16 +167,30 @@ def test_a_job_whose_pod_vanishes_with_its_job_is_lost(tmp_path, small_kernel, k
 
 
 def test_a_sweep_of_four_on_kubernetes(kube_cli):
-    result = kube_cli("sweep", str(kube_cli.nb("success.ipynb")), "-p", "a", "1", "2", "3", "4", "--target",
-                      "kubernetes", "--json", *kube_cli.base, timeout=900)  # fmt: skip
+    result = kube_cli(
+        "sweep",
+        str(kube_cli.nb("success.ipynb")),
+        "-p",
+        "a",
+        "1",
+        "2",
+        "3",
+        "4",
+        "--target",
+        "kubernetes",
+        "--json",
+        *kube_cli.base,
+        timeout=900,
+    )
     assert result.returncode == 0, result.stderr
     summary = json.loads(result.stdout)
     assert summary["states"] == {"succeeded": 4}
     assert sorted(t["metrics"]["b"] for t in summary["tasks"]) == [2, 4, 6, 8]
 
 
-def test_a_pod_whose_image_cannot_be_pulled_waits_with_the_reason_then_fails(tmp_path, small_kernel, kube_cluster,
-                                                                            monkeypatch):  # fmt: skip
+def test_a_pod_whose_image_cannot_be_pulled_waits_with_the_reason_then_fails(
+    tmp_path, small_kernel, kube_cluster, monkeypatch
+):
     monkeypatch.setenv("KUBECONFIG", kube_cluster)
     pipeline, prepared = _pipeline(tmp_path, small_kernel, monkeypatch, "success.ipynb")
     prepared.record.image = {"ref": "127.0.0.1:1/promote/missing:1"}  # a registry that is not there (loopback)
@@ -189,9 +215,11 @@ def test_parity_with_the_notebooks_tested_baseline_on_kubernetes(kube_cli, small
     # Given a notebook run interactively on its kernel and saved with its report: the baseline
     monkeypatch.setenv("JUPYTER_PATH", small_kernel["JUPYTER_PATH"])
     nb = nbformat.v4.new_notebook()
-    for source, tags in [("drift = 0.0", ["parameters"]), ("accuracy = 0.9 + drift", []),
-                         ("import jupyter_promote as promote\n"
-                          "promote.report(accuracy=accuracy, tolerance={'accuracy': 0.01})", [])]:  # fmt: skip
+    for source, tags in [
+        ("drift = 0.0", ["parameters"]),
+        ("accuracy = 0.9 + drift", []),
+        ("import jupyter_promote as promote\npromote.report(accuracy=accuracy, tolerance={'accuracy': 0.01})", []),
+    ]:
         cell = nbformat.v4.new_code_cell(source)
         cell.metadata["tags"] = tags
         nb.cells.append(cell)

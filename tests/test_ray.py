@@ -70,8 +70,20 @@ def test_a_diverging_notebook_fails_fast_with_nan_on_ray(cli, torch_kernel, ray_
 
 
 def test_a_sweep_of_four_on_ray(ray_cli):
-    result = ray_cli("sweep", str(ray_cli.nb("success.ipynb")), "-p", "a", "1", "2", "3", "4", "--target", "ray",
-                     "--json", timeout=900)  # fmt: skip
+    result = ray_cli(
+        "sweep",
+        str(ray_cli.nb("success.ipynb")),
+        "-p",
+        "a",
+        "1",
+        "2",
+        "3",
+        "4",
+        "--target",
+        "ray",
+        "--json",
+        timeout=900,
+    )
     assert result.returncode == 0, result.stderr
     summary = json.loads(result.stdout)
     assert summary["states"] == {"succeeded": 4}

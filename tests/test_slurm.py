@@ -87,8 +87,18 @@ def test_slurm_job_in_a_docker_container(slurm_cli):
     from conftest import BASE_IMAGE
 
     nb = slurm_cli.nb("success.ipynb", ["import sys; print('interpreter', sys.executable)"])
-    result = slurm_cli("run", str(nb), "--target", "slurm", "--SlurmTarget.container_runtime=docker",
-                       f"--ImageBuilder.base_image={BASE_IMAGE}", "-p", "name", "boxed", timeout=900)  # fmt: skip
+    result = slurm_cli(
+        "run",
+        str(nb),
+        "--target",
+        "slurm",
+        "--SlurmTarget.container_runtime=docker",
+        f"--ImageBuilder.base_image={BASE_IMAGE}",
+        "-p",
+        "name",
+        "boxed",
+        timeout=900,
+    )
     assert result.returncode == 0, result.stderr
     run = slurm_cli.only_run()
     output = (run / "output.ipynb").read_text()
@@ -127,15 +137,29 @@ def test_a_node_failure_during_a_job_is_reported_not_left_running(slurm_cli):
     subprocess.run(["pkill", "-9", "-x", "slurmd"], check=True)
     try:
         # Slurm notices the silent node after SlurmdTimeout (10 s here) and requeues its batch job (or fails it)
-        reported = wait_for(lambda: [e for e in events(run) if e["type"] == "status" and e.get("source") == "target"
-                                     and (e["state"], e.get("reason")) in (("queued", "requeued"), ("failed", "node_fail"))],
-                            120, "the node failure to be reported")  # fmt: skip
+        reported = wait_for(
+            lambda: [
+                e
+                for e in events(run)
+                if e["type"] == "status"
+                and e.get("source") == "target"
+                and (e["state"], e.get("reason")) in (("queued", "requeued"), ("failed", "node_fail"))
+            ],
+            120,
+            "the node failure to be reported",
+        )
         wait_for(lambda: state_of(run) in ("queued", "failed"), 10, "job.json to follow the event")  # the next poll
         assert "requeued" in reported[0]["message"] or "node" in reported[0]["message"]
     finally:
         subprocess.run(["slurmd"], check=False)
-        wait_for(lambda: subprocess.run(["sinfo", "-h", "-o", "%T"], capture_output=True, text=True).stdout.strip()
-                 in ("idle", "mixed", "allocated"), 120, "the node to come back")  # fmt: skip
+        wait_for(
+            lambda: (
+                subprocess.run(["sinfo", "-h", "-o", "%T"], capture_output=True, text=True).stdout.strip()
+                in ("idle", "mixed", "allocated")
+            ),
+            120,
+            "the node to come back",
+        )
         subprocess.run(["scancel", job(run)["handle"]["job_id"]], check=False)
         proc.wait(timeout=120)
     assert job(run)["state"] == "cancelled"
@@ -146,11 +170,26 @@ def test_slurm_job_in_a_podman_container_pulled_from_the_registry(slurm_cli, reg
 
     # Given the environment image pushed to a registry (what cluster nodes pull by digest)
     nb = slurm_cli.nb("success.ipynb", ["import sys; print('interpreter', sys.executable)"])
-    podman = [f"--SlurmTarget.container_args={a}" for a in ("--ulimit", "nofile=1024:1024", "--ulimit", "nproc=1024:1024",
-                                                            "--tls-verify=false")]  # fmt: skip
-    result = slurm_cli("run", str(nb), "--target", "slurm", "--SlurmTarget.container_runtime=podman", *podman,
-                       f"--ImageBuilder.base_image={BASE_IMAGE}", "--push", "--registry", f"{registry}/promote",
-                       "-p", "name", "podded", timeout=900)  # fmt: skip
+    podman = [
+        f"--SlurmTarget.container_args={a}"
+        for a in ("--ulimit", "nofile=1024:1024", "--ulimit", "nproc=1024:1024", "--tls-verify=false")
+    ]
+    result = slurm_cli(
+        "run",
+        str(nb),
+        "--target",
+        "slurm",
+        "--SlurmTarget.container_runtime=podman",
+        *podman,
+        f"--ImageBuilder.base_image={BASE_IMAGE}",
+        "--push",
+        "--registry",
+        f"{registry}/promote",
+        "-p",
+        "name",
+        "podded",
+        timeout=900,
+    )
     assert result.returncode == 0, result.stderr
     run = slurm_cli.only_run()
     record = job(run)

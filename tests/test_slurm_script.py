@@ -25,14 +25,26 @@ JOB = JobScript(
     env={"OMP_NUM_THREADS": "4", "PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"},
     venv_cache="/shared/cache/venvs",
 )
-SITE = SiteSettings(partition="gpu", account="proj-42", qos="normal", constraint="a100|h100",
-                    extra_directives=("--exclusive",), prologue="module load cuda/12.4", epilogue="echo done")  # fmt: skip
+SITE = SiteSettings(
+    partition="gpu",
+    account="proj-42",
+    qos="normal",
+    constraint="a100|h100",
+    extra_directives=("--exclusive",),
+    prologue="module load cuda/12.4",
+    epilogue="echo done",
+)
 
 
 @pytest.mark.parametrize("runtime", ["none", "docker", "podman", "apptainer", "enroot"])
 def test_batch_script_matches_golden(runtime):
-    site = SiteSettings(**{**SITE.__dict__, "container_runtime": runtime,
-                           "container_args": ("--ulimit", "nofile=1024:1024") if runtime == "podman" else ()})  # fmt: skip
+    site = SiteSettings(
+        **{
+            **SITE.__dict__,
+            "container_runtime": runtime,
+            "container_args": ("--ulimit", "nofile=1024:1024") if runtime == "podman" else (),
+        }
+    )
     text = render(JOB, site)
     _golden(f"slurm-{runtime}.sbatch", text)
     assert subprocess.run(["bash", "-n"], input=text, text=True, check=False).returncode == 0  # valid shell
@@ -60,13 +72,23 @@ def test_a_value_that_is_not_a_plain_token_is_refused_not_pasted():
 
 def test_paths_and_environment_values_are_quoted(tmp_path):
     hostile = "x'; touch /tmp/pwned-by-promote; '"
-    job = JobScript(job_name="promote-x", run_dir=str(tmp_path / "run dir"), notebook_dir=str(tmp_path),
-                    resources=Resources(), python="/bin/true", env={"SEED_NOTE": hostile})  # fmt: skip
+    job = JobScript(
+        job_name="promote-x",
+        run_dir=str(tmp_path / "run dir"),
+        notebook_dir=str(tmp_path),
+        resources=Resources(),
+        python="/bin/true",
+        env={"SEED_NOTE": hostile},
+    )
     text = render(job, SiteSettings(container_runtime="none"))
     assert f"export SEED_NOTE={shlex.quote(hostile)}" in text
     exports = "\n".join(line for line in text.splitlines() if line.startswith("export "))
-    out = subprocess.run(["bash", "-c", exports + '\nprintf %s "$SEED_NOTE|$PROMOTE_RUN_DIR"'], capture_output=True,
-                         text=True, check=True)  # fmt: skip
+    out = subprocess.run(
+        ["bash", "-c", exports + '\nprintf %s "$SEED_NOTE|$PROMOTE_RUN_DIR"'],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert out.stdout == f"{hostile}|{tmp_path / 'run dir'}"
     assert not os.path.exists("/tmp/pwned-by-promote")
 
@@ -98,8 +120,14 @@ def test_slurm_states_map_to_job_states_with_the_reason(state, reason, ours, our
 
 @pytest.mark.parametrize("runtime", ["docker", "podman", "apptainer"])
 def test_a_folder_a_container_bind_cannot_express_is_refused_in_one_line(runtime):
-    job = JobScript(job_name="promote-x", run_dir="/runs/a:b", notebook_dir="/data/v1,v2", resources=Resources(),
-                    python="/bin/true", image="registry/env:tag")  # fmt: skip
+    job = JobScript(
+        job_name="promote-x",
+        run_dir="/runs/a:b",
+        notebook_dir="/data/v1,v2",
+        resources=Resources(),
+        python="/bin/true",
+        image="registry/env:tag",
+    )
     with pytest.raises(UsageError, match="cannot be bound"):
         render(job, SiteSettings(container_runtime=runtime))
     assert render(job, SiteSettings(container_runtime="none"))  # the node's venv needs no bind

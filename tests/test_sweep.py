@@ -19,8 +19,23 @@ def only_sweep(cli) -> Path:
 
 
 def test_a_grid_runs_every_combination_within_max_parallel(cli):
-    result = cli("sweep", str(NOTEBOOKS / "success.ipynb"), "-p", "a", "1", "2", "3", "-p", "name", "x", "y",
-                 "--max-parallel", "2", "--json", timeout=600)  # fmt: skip
+    result = cli(
+        "sweep",
+        str(NOTEBOOKS / "success.ipynb"),
+        "-p",
+        "a",
+        "1",
+        "2",
+        "3",
+        "-p",
+        "name",
+        "x",
+        "y",
+        "--max-parallel",
+        "2",
+        "--json",
+        timeout=600,
+    )
     assert result.returncode == 0, result.stderr
     summary = json.loads(result.stdout)
     assert summary["size"] == 6 and summary["states"] == {"succeeded": 6}
@@ -88,8 +103,12 @@ def test_on_slurm_a_sweep_is_one_job_array(cli, small_kernel, slurm_cluster, tmp
 
 
 def test_replicas_and_seeds_report_the_seed_spread_apart_from_the_replica_spread(cli, tmp_path):
-    nb = on_kernel(NOTEBOOKS / "success.ipynb", "python3", tmp_path / "nb",
-                   ["import random\nimport jupyter_promote as promote\npromote.report(draw=random.random())"])  # fmt: skip
+    nb = on_kernel(
+        NOTEBOOKS / "success.ipynb",
+        "python3",
+        tmp_path / "nb",
+        ["import random\nimport jupyter_promote as promote\npromote.report(draw=random.random())"],
+    )
     result = cli("run", str(nb), "--deterministic", "--replicas", "2", "--seeds", "0", "1", "--json", timeout=600)
     assert result.returncode == 0, result.stderr
     summary = json.loads(result.stdout)

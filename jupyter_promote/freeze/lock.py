@@ -122,27 +122,7 @@ def _file_path(url: str) -> str:
 
 def build_lock(doc: dict[str, Any], *, kernel: str | None, created_at: float, host: str) -> dict[str, Any]:
     """The lock for one introspected environment (without wheels built for unreproducible packages yet)."""
-    packages, excluded = [], []
-    for dist in sorted(doc["distributions"], key=lambda d: (canonical_name(d["name"]), d["version"])):
-        name = canonical_name(dist["name"])
-        if (name, dist["version"]) in BOGUS:
-            excluded.append(
-                {"name": dist["name"], "version": dist["version"], "reason": BOGUS[(name, dist["version"])]}
-            )
-            continue
-        if name in RUNTIME_PACKAGES:
-            excluded.append({"name": dist["name"], "version": dist["version"], "reason": "provided by the job runtime"})
-            continue
-        packages.append(
-            {
-                "name": dist["name"],
-                "version": dist["version"],
-                "installer": dist.get("installer"),
-                "requested": bool(dist.get("requested")),
-                "source": classify(dist),
-                **({"requires_python": dist["requires_python"]} if dist.get("requires_python") else {}),
-            }
-        )
+    packages, excluded = _packages(doc)
     _check_duplicates(packages)
     pip_settings = doc.get("pip", {}).get("settings", {})
     for pkg in packages:
@@ -185,6 +165,32 @@ def build_lock(doc: dict[str, Any], *, kernel: str | None, created_at: float, ho
     }
     lock["content_hash"] = content_hash(lock)
     return lock
+
+
+def _packages(doc: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The introspected distributions, sorted: those the lock pins, and those it leaves out with the reason."""
+    packages, excluded = [], []
+    for dist in sorted(doc["distributions"], key=lambda d: (canonical_name(d["name"]), d["version"])):
+        name = canonical_name(dist["name"])
+        if (name, dist["version"]) in BOGUS:
+            excluded.append(
+                {"name": dist["name"], "version": dist["version"], "reason": BOGUS[(name, dist["version"])]}
+            )
+            continue
+        if name in RUNTIME_PACKAGES:
+            excluded.append({"name": dist["name"], "version": dist["version"], "reason": "provided by the job runtime"})
+            continue
+        packages.append(
+            {
+                "name": dist["name"],
+                "version": dist["version"],
+                "installer": dist.get("installer"),
+                "requested": bool(dist.get("requested")),
+                "source": classify(dist),
+                **({"requires_python": dist["requires_python"]} if dist.get("requires_python") else {}),
+            }
+        )
+    return packages, excluded
 
 
 def _check_duplicates(packages: list[dict[str, Any]]) -> None:

@@ -26,8 +26,16 @@ _ERROR = re.compile(r"^#(\d+) ERROR: (.*)$")
 _LOG = re.compile(r"^#(\d+) (?:[\d.]+ )?(.*)$")
 #: What pip says that a person watching a build wants: each package as it is fetched (with its size) and
 #: installed; progress bars and the rest stay in the failure report's tail only.
-_PIP_SHOWN = ("Collecting ", "Downloading ", "Using cached ", "Processing ", "Installing collected packages",
-              "Successfully installed", "ERROR", "WARNING")  # fmt: skip
+_PIP_SHOWN = (
+    "Collecting ",
+    "Downloading ",
+    "Using cached ",
+    "Processing ",
+    "Installing collected packages",
+    "Successfully installed",
+    "ERROR",
+    "WARNING",
+)
 #: Longest line shown ("Successfully installed" lists every package)
 _WIDTH = 240
 

@@ -2,72 +2,51 @@
 
 ``ImageBuilder.ensure()`` assembles the build context, derives the tag from the lock's content hash and
 the recipe, and reuses an image with that tag (local, or in the registry) or builds, verifies, tags and
-optionally pushes one.
+optionally pushes one. The builder holds the settings and the order of things; planning is
+:mod:`.plan`'s, the checks before a build :mod:`.checks`'s, the build itself :mod:`.build`'s and the
+verification :mod:`.verify`'s.
 """
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
 import json
 import os
 import shutil
 import tempfile
 import time
-import uuid
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from traitlets import Bool, Float, List, Unicode
 from traitlets.config import LoggingConfigurable
 
-from ..errors import ImageError, UsageError
-from ..freeze import FrozenEnv, tree_hash
+from ..errors import UsageError
+from ..freeze import FrozenEnv
 from ..freeze.kernels import Interpreter
 from . import network, recipe
-from .build import docker_build, tag_with_labels
+from .build import docker_build
+from .checks import base_python, refuse_unbuildable
 from .docker_engine import buildkit_cli, client
-from .verify import Verification, run_once, verify_image
+from .plan import BuildPlan, base_image_id, plan_build
+from .ref import LABEL_LOCK, LABEL_PYTHON, LABEL_RECIPE, LABEL_VERIFICATION, ImageRef
+from .verify import Verification, seal
 
-LABEL_LOCK = "io.jupyter-promote.lock"
-LABEL_RECIPE = "io.jupyter-promote.recipe"
-LABEL_VERIFICATION = "io.jupyter-promote.verification"
-LABEL_PYTHON = "io.jupyter-promote.python"
+__all__ = [
+    "LABEL_LOCK",
+    "LABEL_PYTHON",
+    "LABEL_RECIPE",
+    "LABEL_VERIFICATION",
+    "BuildPlan",
+    "ImageBuilder",
+    "ImageRef",
+    "Verification",
+]
 
 
 def _default_cache() -> str:
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(base, "jupyter-promote")
-
-
-@dataclass
-class ImageRef:
-    """The image of one environment, as job.json records it."""
-
-    ref: str
-    id: str
-    lock_hash: str
-    built: bool
-    base_image: str
-    digest: str | None = None  # repo@sha256:... once pushed (what cluster nodes pull)
-    verification: dict[str, Any] = field(default_factory=dict)
-    build_seconds: float | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-@dataclass
-class BuildPlan:
-    """What ``--dry-run`` shows: the tag, the Dockerfile and every file of the build context."""
-
-    tag: str
-    base_image: str
-    context: Path
-    dockerfile: str
-    files: list[str]
 
 
 class ImageBuilder(LoggingConfigurable):
@@ -96,52 +75,12 @@ class ImageBuilder(LoggingConfigurable):
     ) -> BuildPlan:
         """Assemble the build context for ``env`` and name its image (nothing is built); ``pull``: the base
         image may be pulled to learn its id (a preview says it is missing instead)."""
-        lock = env.lock
-        base = base_image or self.base_image or recipe.default_base_image(lock)
-        repository = registry or self.registry or self.repository
-        # a context of this plan's own: two promotes of one environment at once never share (or delete) one
-        contexts = Path(self.cache_dir) / "contexts"
-        contexts.mkdir(parents=True, exist_ok=True)
-        context = Path(tempfile.mkdtemp(prefix=env.content_hash.split(":")[-1][:24] + "-", dir=contexts))
-        (context / "requirements.lock.txt").write_text(recipe.pinned_requirements(lock))
-        (context / "runner-requirements.txt").write_text(recipe.runner_requirements(lock["python"]["version"]))
-        recipe.copy_runner_source(context / "runner")
-        (context / "runner" / "kernel.json").write_text(recipe.kernelspec())
-        wheels = env.directory / "wheels"
-        if wheels.is_dir() and any(wheels.iterdir()):
-            shutil.copytree(wheels, context / "wheels")
-        _carry_found_wheels(lock, context / "wheels")
-        has_wheels = (context / "wheels").is_dir()
         options = recipe.BuildOptions(
-            base_image=base, repository=repository, system_packages=tuple(self.system_packages)
+            base_image=base_image or self.base_image or recipe.default_base_image(env.lock),
+            repository=registry or self.registry or self.repository,
+            system_packages=tuple(self.system_packages),
         )
-        canonical = recipe.render_dockerfile(lock, options, has_local_wheels=has_wheels)
-        digest = hashlib.sha256()
-        digest.update(f"recipe {recipe.RECIPE_VERSION}\n{canonical}".encode())
-        digest.update(self._base_id(base, pull).encode())
-        digest.update(tree_hash(context).encode())
-        tag = f"{repository}:{env.content_hash.split(':')[-1][:32]}-{digest.hexdigest()[:8]}"
-        files = sorted(str(p.relative_to(context)) for p in context.rglob("*") if p.is_file())
-        return BuildPlan(tag, base, context, canonical, ["Dockerfile", *files])
-
-    def _base_id(self, base: str, pull: bool = True) -> str:
-        from docker.errors import ImageNotFound
-
-        try:
-            return str(client().images.get(base).id)
-        except ImageNotFound:
-            if not pull:
-                raise ImageError(
-                    f"--base-image {base}: not on this engine yet (a promote to an image target pulls it)",
-                    subject=base,
-                ) from None
-        try:
-            return str(client().images.pull(base).id)
-        except Exception as exc:
-            raise ImageError(
-                f"--base-image {base}: not on this engine and cannot be pulled ({str(exc).splitlines()[0][:160]})",
-                subject=base,
-            ) from None
+        return plan_build(env, options, self.cache_dir, pull=pull)
 
     # ---- finding ---------------------------------------------------------------------------------
     def find(self, tag: str) -> Any | None:
@@ -174,6 +113,16 @@ class ImageBuilder(LoggingConfigurable):
         except Exception:
             return False
 
+    @staticmethod
+    def _digest(image: Any, tag: str) -> str | None:
+        """The digest ``image`` has in ``tag``'s repository; the same image id may also carry digests
+        from other registries it was pushed to, which a node of this cluster cannot pull."""
+        repository = tag.rsplit(":", 1)[0]
+        for digest in image.attrs.get("RepoDigests") or []:
+            if str(digest).split("@", 1)[0] == repository:
+                return str(digest)
+        return None
+
     # ---- the whole thing -------------------------------------------------------------------------
     def ensure(
         self,
@@ -199,12 +148,12 @@ class ImageBuilder(LoggingConfigurable):
             found = None if rebuild else self.find(plan.tag)
             if found is not None:
                 on_line(f"image {plan.tag} (reused: the environment is unchanged)")
-                ref = ImageRef(plan.tag, found.id, env.content_hash, False, plan.base_image,
-                               self._digest(found, plan.tag), json.loads(found.labels[LABEL_VERIFICATION]))  # fmt: skip
+                digest = self._digest(found, plan.tag)
+                verification = json.loads(found.labels[LABEL_VERIFICATION])
+                ref = ImageRef(plan.tag, found.id, env.content_hash, False, plan.base_image, digest, verification)
             else:
-                ref = self._build(
-                    env, interpreter, plan, ca_bundle, self.wheelhouse if wheelhouse is None else wheelhouse, on_line
-                )
+                hermetic = self.wheelhouse if wheelhouse is None else wheelhouse
+                ref = self._build(env, interpreter, plan, ca_bundle, hermetic, on_line)
         finally:
             shutil.rmtree(plan.context, ignore_errors=True)
         if push and ref.digest is None:
@@ -214,16 +163,7 @@ class ImageBuilder(LoggingConfigurable):
             ref.digest = push_image(ref.ref, on_line)
         return ref
 
-    @staticmethod
-    def _digest(image: Any, tag: str) -> str | None:
-        """The digest ``image`` has in ``tag``'s repository; the same image id may also carry digests
-        from other registries it was pushed to, which a node of this cluster cannot pull."""
-        repository = tag.rsplit(":", 1)[0]
-        for digest in image.attrs.get("RepoDigests") or []:
-            if str(digest).split("@", 1)[0] == repository:
-                return str(digest)
-        return None
-
+    # ---- building --------------------------------------------------------------------------------
     def _build(
         self,
         env: FrozenEnv,
@@ -233,37 +173,14 @@ class ImageBuilder(LoggingConfigurable):
         wheelhouse: bool,
         on_line: Callable[[str], None],
     ) -> ImageRef:
+        """Check, build, verify and tag the image ``plan`` names (``wheelhouse``: hermetic, no network)."""
         lock = env.lock
-        image_python = self._python_of(plan.base_image)
-        kernel_python = lock["python"]["version"]
-        if image_python.split(".")[:2] != kernel_python.split(".")[:2]:
-            raise ImageError(
-                f"--base-image {plan.base_image}: has Python {image_python}, the kernel has {kernel_python} "
-                "(major.minor must match)",
-                subject=plan.base_image,
-            )
-        if not wheelhouse:
-            _refuse_unreachable(lock)
-        _refuse_python_mismatch(lock, plan.base_image, image_python)
+        image_python = base_python(plan.base_image, base_image_id(plan.base_image), self.cache_dir)
+        refuse_unbuildable(lock, plan.base_image, image_python, wheelhouse=wheelhouse)
         started = time.monotonic()
         secrets_dir = Path(tempfile.mkdtemp(prefix="promote-secrets-"))
         try:
-            secrets: dict[str, str] = {}
-            if wheelhouse:
-                pins = secrets_dir / "pins.txt"
-                pins.write_text(recipe.pinned_requirements(lock, local_wheels=False))
-                on_line("wheelhouse: collecting wheels on the host")
-                network.fill_wheelhouse(
-                    interpreter,
-                    [pins, plan.context / "runner-requirements.txt"],
-                    Path(self.cache_dir) / "wheelhouse",
-                    plan.context / "wheelhouse",
-                )
-            else:
-                pip_conf = network.render_pip_conf(network.pip_settings(interpreter), lock)
-                secrets = network.write_secrets(
-                    secrets_dir, network.ca_bundle(ca_bundle) or network.pip_cert(interpreter), pip_conf
-                )
+            secrets = self._install_sources(lock, interpreter, plan, secrets_dir, ca_bundle, wheelhouse, on_line)
             options = recipe.BuildOptions(
                 base_image=plan.base_image,
                 system_packages=tuple(self.system_packages),
@@ -281,120 +198,47 @@ class ImageBuilder(LoggingConfigurable):
                 LABEL_RECIPE: plan.tag.rsplit("-", 1)[-1],
                 LABEL_PYTHON: image_python,
             }
-            image_id = docker_build(cli, plan.context, secrets=secrets, labels=labels, on_line=on_line, offline=wheelhouse,
-                                    timeout_s=self.build_timeout)  # fmt: skip
+            image_id = docker_build(
+                cli,
+                plan.context,
+                secrets=secrets,
+                labels=labels,
+                on_line=on_line,
+                offline=wheelhouse,
+                timeout_s=self.build_timeout,
+            )
         finally:
             shutil.rmtree(secrets_dir, ignore_errors=True)
             shutil.rmtree(plan.context / "wheelhouse", ignore_errors=True)
-        on_line("verifying: the image's environment against the lock")
-        try:
-            verification = verify_image(image_id, lock)
-        except Exception as exc:
-            _remove(image_id)
-            raise ImageError(
-                f"verifying the built image failed: {str(exc).splitlines()[0][:200]}", subject=plan.tag
-            ) from None
-        if not verification.ok:
-            _remove(image_id)
-            raise ImageError(
-                f"the built image does not reproduce the lock ({len(verification.differences)} difference(s)):\n"
-                + verification.table(),
-                subject=plan.tag,
+        image, verification = seal(cli, image_id, plan.tag, lock, on_line)
+        seconds = round(time.monotonic() - started, 2)
+        verdict = verification.to_json()
+        return ImageRef(plan.tag, image.id, env.content_hash, True, plan.base_image, None, verdict, seconds)
+
+    def _install_sources(
+        self,
+        lock: dict[str, Any],
+        interpreter: Interpreter,
+        plan: BuildPlan,
+        secrets_dir: Path,
+        ca_bundle: str | None,
+        wheelhouse: bool,
+        on_line: Callable[[str], None],
+    ) -> dict[str, str]:
+        """Where the build's pip gets the packages: the wheelhouse filled on this machine (no secrets), else
+        the kernel's pip settings and CA bundle, as build secrets written into ``secrets_dir``."""
+        if wheelhouse:
+            pins = secrets_dir / "pins.txt"
+            pins.write_text(recipe.pinned_requirements(lock, local_wheels=False))
+            on_line("wheelhouse: collecting wheels on the host")
+            network.fill_wheelhouse(
+                interpreter,
+                [pins, plan.context / "runner-requirements.txt"],
+                Path(self.cache_dir) / "wheelhouse",
+                plan.context / "wheelhouse",
             )
-        for warning in verification.warnings:
-            on_line(f"warning: {warning}")
-        summary = json.dumps(verification.to_json(), sort_keys=True, separators=(",", ":"))
-        temp = f"{plan.tag.rsplit(':', 1)[0]}:building-{uuid.uuid4().hex[:8]}"
-        tag_with_labels(cli, image_id, plan.tag, {LABEL_VERIFICATION: summary}, temp)
-        image = client().images.get(plan.tag)
-        _remove(image_id)  # the unlabelled parent stays as a layer of the tagged image; only its id goes
-        on_line(f"image {plan.tag} verified: {verification.packages} packages match the lock")
-        return ImageRef(plan.tag, image.id, env.content_hash, True, plan.base_image, None, verification.to_json(),
-                        round(time.monotonic() - started, 2))  # fmt: skip
-
-    def _python_of(self, base: str) -> str:
-        """The Python version of ``base``, asked once per image id (a container start, kept in the cache)."""
-        known = Path(self.cache_dir) / "base-pythons.json"
-        image_id = self._base_id(base)
-        try:
-            versions: dict[str, str] = json.loads(known.read_text())
-        except (OSError, ValueError):
-            versions = {}
-        if isinstance(versions.get(image_id), str):
-            return versions[image_id]
-        out = run_once(base, ["python3", "-c", "import platform; print(platform.python_version())"], role="probe")
-        version = out.decode().strip()
-        with contextlib.suppress(OSError):
-            known.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=".base-pythons-", dir=known.parent)
-            with os.fdopen(fd, "w") as f:
-                json.dump({**versions, image_id: version}, f)
-            os.replace(tmp, known)
-        return version
-
-
-def _remove(image_id: str) -> None:
-    from docker.errors import APIError
-
-    with contextlib.suppress(APIError):  # still referenced by a tag (the final image), which is what we want
-        client().images.remove(image_id, noprune=True)
-
-
-__all__ = ["BuildPlan", "ImageBuilder", "ImageRef", "Verification"]
-
-
-def _refuse_unreachable(lock: dict[str, Any]) -> None:
-    """Before any build: packages no index the build can reach has (a local version label whose index was
-    not recorded, and no wheel of it found on this machine), named with the fix."""
-    missing = [f"{p['name']}=={p['version']}" for p in lock["packages"]
-               if p["source"]["kind"] == "index" and "index" in p["source"] and p["source"]["index"] is None
-               and "wheel" not in p["source"]]  # fmt: skip
-    if missing:
-        raise ImageError(
-            f"{', '.join(missing)}: on no index the build can reach and no wheel of it on this machine's find-links "
-            "folders; build with --wheelhouse (wheels fetched on this machine) or install them from an index",
-            subject=missing[0],
+            return {}
+        pip_conf = network.render_pip_conf(network.pip_settings(interpreter), lock)
+        return network.write_secrets(
+            secrets_dir, network.ca_bundle(ca_bundle) or network.pip_cert(interpreter), pip_conf
         )
-
-
-def _refuse_python_mismatch(lock: dict[str, Any], base_image: str, image_python: str) -> None:
-    """Before any build: packages whose ``Requires-Python`` the base image's Python does not meet."""
-    from packaging.specifiers import InvalidSpecifier, SpecifierSet
-
-    refused = []
-    for pkg in lock["packages"]:
-        try:
-            if pkg.get("requires_python") and not SpecifierSet(pkg["requires_python"]).contains(image_python):
-                refused.append(f"{pkg['name']}=={pkg['version']} requires Python {pkg['requires_python']}")
-        except InvalidSpecifier:
-            continue  # pip ignores a malformed Requires-Python too
-    if refused:
-        kernel = lock["python"]["version"]
-        raise ImageError(
-            f"--base-image {base_image}: has Python {image_python}, but {'; '.join(refused)}; use a base image with "
-            f"the kernel's Python {kernel} (e.g. python:{kernel}-slim)",
-            subject=base_image,
-        )
-
-
-def _carry_found_wheels(lock: dict[str, Any], wheels: Path) -> None:
-    """The wheels the lock found in this machine's find-links folders (``found_in``), into the build
-    context: linked where the filesystem allows, else copied. Only a build needs them, so freeze does not
-    copy them into every run directory."""
-    for pkg in lock["packages"]:
-        source = pkg["source"]
-        if not source.get("found_in"):
-            continue
-        name = source["wheel"].removeprefix("wheels/")
-        origin, target = Path(source["found_in"]) / name, wheels / name
-        if not origin.is_file():
-            raise ImageError(
-                f"{pkg['name']}=={pkg['version']}: its wheel {origin} is gone from this machine; reinstall it or "
-                "build with --wheelhouse",
-                subject=pkg["name"],
-            )
-        wheels.mkdir(exist_ok=True)
-        try:
-            os.link(origin, target)
-        except OSError:
-            shutil.copyfile(origin, target)

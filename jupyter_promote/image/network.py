@@ -118,8 +118,21 @@ def fill_wheelhouse(interpreter: Interpreter, requirements: list[Path], cache: P
     cache.mkdir(parents=True, exist_ok=True)
     out.mkdir(parents=True, exist_ok=True)
     for req in requirements:
-        command = [*interpreter.command, "-m", "pip", "wheel", "--no-deps", "--prefer-binary", "--quiet",
-                   "--find-links", str(cache), "-w", str(out), "-r", str(req)]  # fmt: skip
+        command = [
+            *interpreter.command,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--prefer-binary",
+            "--quiet",
+            "--find-links",
+            str(cache),
+            "-w",
+            str(out),
+            "-r",
+            str(req),
+        ]
         result = subprocess.run(command, capture_output=True, text=True, timeout=3600, check=False)
         if result.returncode != 0:
             last = [x for x in result.stderr.strip().splitlines() if x.startswith("ERROR")][-1:] or ["pip wheel failed"]

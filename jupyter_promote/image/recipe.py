@@ -85,23 +85,45 @@ _PIP = (
 )
 
 
-def render_dockerfile(lock: dict[str, Any], options: BuildOptions, *, has_local_wheels: bool) -> str:
-    """The Dockerfile for ``lock``; deterministic, golden-tested."""
-    secrets = " ".join(f"--mount=type=secret,id={s}" for s in options.secrets)
-    env_for_secrets = []
-    if "ca" in options.secrets:
-        env_for_secrets.append("PIP_CERT=/run/secrets/ca")
-    if "pipconf" in options.secrets:
-        env_for_secrets.append("PIP_CONFIG_FILE=/run/secrets/pipconf")
+@dataclass(frozen=True)
+class _PipInstall:
+    """How every install step runs pip: its ``RUN`` mounts, the environment before it and its flags."""
+
+    mounts: str
+    prefix: str
+    flags: str
+
+    def step(self, venv: str, requirements: str) -> str:
+        """The ``RUN`` step that installs ``requirements`` into a new pip-less venv at ``venv``."""
+        return _run(
+            self.mounts,
+            f"{_PIP} && python3 -m venv --without-pip {venv} && {self.prefix}$pip --python {venv}/bin/python "
+            f"install {self.flags} -r {requirements} && rm -rf /tmp/promote-pip",
+        )
+
+
+def _pip_install(options: BuildOptions) -> _PipInstall:
+    """Hermetic (the wheelhouse bound in, no index, no cache) or networked (secrets and the pip cache)."""
     if options.wheelhouse:
         mounts = "--mount=type=bind,source=wheelhouse,target=/tmp/wheelhouse"
         index_args = "--no-index --find-links /tmp/wheelhouse --no-cache-dir"
         prefix = ""
     else:
+        secrets = " ".join(f"--mount=type=secret,id={s}" for s in options.secrets)
+        env_for_secrets = []
+        if "ca" in options.secrets:
+            env_for_secrets.append("PIP_CERT=/run/secrets/ca")
+        if "pipconf" in options.secrets:
+            env_for_secrets.append("PIP_CONFIG_FILE=/run/secrets/pipconf")
         mounts = " ".join(x for x in (secrets, f"--mount=type=cache,id=jupyter-promote-pip,target={PIP_CACHE}") if x)
         index_args = f"--cache-dir {PIP_CACHE}"
         prefix = (" ".join(env_for_secrets) + " ") if env_for_secrets else ""
-    pip_flags = f"--no-deps --disable-pip-version-check {index_args}"
+    return _PipInstall(mounts, prefix, f"--no-deps --disable-pip-version-check {index_args}")
+
+
+def render_dockerfile(lock: dict[str, Any], options: BuildOptions, *, has_local_wheels: bool) -> str:
+    """The Dockerfile for ``lock``; deterministic, golden-tested."""
+    pip = _pip_install(options)
     python = lock["python"]["version"]
     env = "ENV PYTHONDONTWRITEBYTECODE=1 PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1 PIP_ROOT_USER_ACTION=ignore"
     lines = [
@@ -111,12 +133,7 @@ def render_dockerfile(lock: dict[str, Any], options: BuildOptions, *, has_local_
         f"FROM {options.base_image} AS runner",
         env,
         "COPY runner-requirements.txt /opt/promote/runner-requirements.txt",
-        _run(
-            mounts,
-            f"{_PIP} && python3 -m venv --without-pip {RUNNER_PREFIX} && {prefix}$pip --python "
-            f"{RUNNER_PREFIX}/bin/python install {pip_flags} -r /opt/promote/runner-requirements.txt "
-            "&& rm -rf /tmp/promote-pip",
-        ),
+        pip.step(RUNNER_PREFIX, "/opt/promote/runner-requirements.txt"),
         "COPY runner/ /opt/promote/runner-src/",
         f'RUN {RUNNER_PREFIX}/bin/python -c "import site; '
         "open(site.getsitepackages()[0] + '/jupyter_promote.pth', 'w').write('/opt/promote/runner-src\\n')\" "
@@ -140,11 +157,7 @@ def render_dockerfile(lock: dict[str, Any], options: BuildOptions, *, has_local_
     if has_local_wheels:
         lines.append("COPY wheels/ /opt/promote/lock/wheels/")
     lines += [
-        _run(
-            mounts,
-            f"{_PIP} && python3 -m venv --without-pip {ENV_PREFIX} && {prefix}$pip --python {ENV_PREFIX}/bin/python "
-            f"install {pip_flags} -r /opt/promote/lock/requirements.lock.txt && rm -rf /tmp/promote-pip",
-        ),
+        pip.step(ENV_PREFIX, "/opt/promote/lock/requirements.lock.txt"),
         "# the runner, apart from the frozen environment",
         f"COPY --from=runner {RUNNER_PREFIX} {RUNNER_PREFIX}",
         "COPY --from=runner /opt/promote/runner-src /opt/promote/runner-src",

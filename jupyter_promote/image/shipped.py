@@ -92,8 +92,21 @@ def _download_wheels(lock: dict[str, Any], into: Path) -> None:
     requirements = into.parent / ".pins.txt"
     requirements.write_text(pinned_requirements(lock, local_wheels=False))
     version = ".".join(str(lock["python"]["version"]).split(".")[:2])
-    command = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:",
-               "--python-version", version, "-d", str(into), "-r", str(requirements)]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--quiet",
+        "--no-deps",
+        "--only-binary=:all:",
+        "--python-version",
+        version,
+        "-d",
+        str(into),
+        "-r",
+        str(requirements),
+    ]
     result = subprocess.run(command, capture_output=True, text=True, check=False, timeout=1800)
     requirements.unlink()
     if result.returncode != 0:

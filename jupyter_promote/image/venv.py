@@ -71,8 +71,12 @@ def base_python(version: str) -> str:
         found = shutil.which(name)
         if found is None:
             continue
-        out = subprocess.run([found, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
-                             capture_output=True, text=True, check=False)  # fmt: skip
+        out = subprocess.run(
+            [found, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         if out.stdout.strip() == major_minor:
             return found
     raise ImageError(f"Python {major_minor}: not on this node's PATH (the lock was frozen with Python {version})")
@@ -85,13 +89,30 @@ def _create(lock: dict[str, Any], env_dir: Path, prefix: Path, python: str | Non
     wheels = [str(wheel_file(env_dir, p["source"])) for p in lock["packages"] if "wheel" in p["source"]]
     (prefix / "promote-requirements.txt").write_text(requirements + "".join(f"{w}\n" for w in wheels))
     # this process's pip installs into the venv (which has none of its own: it holds exactly the lock)
-    _run([sys.executable, "-m", "pip", "--python", str(prefix / "bin" / "python"), "install", "--no-deps",
-          "--no-input", "--disable-pip-version-check", "--quiet", "-r", str(prefix / "promote-requirements.txt")],
-         "installing the lock's packages")  # fmt: skip
+    _run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(prefix / "bin" / "python"),
+            "install",
+            "--no-deps",
+            "--no-input",
+            "--disable-pip-version-check",
+            "--quiet",
+            "-r",
+            str(prefix / "promote-requirements.txt"),
+        ],
+        "installing the lock's packages",
+    )
     kernel_dir = prefix / "share" / "jupyter" / "kernels" / KERNEL_NAME
     kernel_dir.mkdir(parents=True)
-    spec = {"argv": [str(prefix / "bin" / "python"), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-            "display_name": "Frozen notebook environment", "language": "python"}  # fmt: skip
+    spec = {
+        "argv": [str(prefix / "bin" / "python"), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "Frozen notebook environment",
+        "language": "python",
+    }
     (kernel_dir / "kernel.json").write_text(json.dumps(spec, indent=1) + "\n")
 
 

@@ -1,14 +1,24 @@
-"""Prove that a built image is the notebook's environment: introspect inside it and diff against the lock."""
+"""Prove that a built image is the notebook's environment: introspect inside it and diff against the lock.
+
+:func:`seal` is the end of every build: an image that reproduces the lock gets its final tag with the
+verdict as a label (only such images are ever reused); one that does not is removed and refused.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import uuid
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ..errors import ImageError
 from ..freeze.lock import RUNTIME_PACKAGES, build_lock, canonical_name
+from .build import tag_with_labels
 from .docker_engine import client
 from .recipe import ENV_PREFIX
+from .ref import LABEL_VERIFICATION
 
 INTROSPECT_IN_IMAGE = "/opt/promote/runner-src/jupyter_promote/freeze/introspect.py"
 
@@ -100,3 +110,41 @@ def compare(lock: dict[str, Any], doc: dict[str, Any]) -> Verification:
         warnings=python_warnings(lock["python"]["version"], image_python),
         packages=len(image_lock["packages"]),
     )
+
+
+def seal(
+    cli: str, image_id: str, tag: str, lock: dict[str, Any], on_line: Callable[[str], None]
+) -> tuple[Any, Verification]:
+    """Verify the freshly built ``image_id`` against ``lock`` and give it ``tag`` with the verdict as a
+    label; returns the tagged image and the verdict. An image that does not reproduce the lock is removed
+    and refused with the differences as a table.
+    """
+    on_line("verifying: the image's environment against the lock")
+    try:
+        verification = verify_image(image_id, lock)
+    except Exception as exc:
+        _remove(image_id)
+        raise ImageError(f"verifying the built image failed: {str(exc).splitlines()[0][:200]}", subject=tag) from None
+    if not verification.ok:
+        _remove(image_id)
+        raise ImageError(
+            f"the built image does not reproduce the lock ({len(verification.differences)} difference(s)):\n"
+            + verification.table(),
+            subject=tag,
+        )
+    for warning in verification.warnings:
+        on_line(f"warning: {warning}")
+    summary = json.dumps(verification.to_json(), sort_keys=True, separators=(",", ":"))
+    temp = f"{tag.rsplit(':', 1)[0]}:building-{uuid.uuid4().hex[:8]}"
+    tag_with_labels(cli, image_id, tag, {LABEL_VERIFICATION: summary}, temp)
+    image = client().images.get(tag)
+    _remove(image_id)  # the unlabelled parent stays as a layer of the tagged image; only its id goes
+    on_line(f"image {tag} verified: {verification.packages} packages match the lock")
+    return image, verification
+
+
+def _remove(image_id: str) -> None:
+    from docker.errors import APIError
+
+    with contextlib.suppress(APIError):  # still referenced by a tag (the final image), which is what we want
+        client().images.remove(image_id, noprune=True)

@@ -57,14 +57,25 @@ class RayTarget(Target):
     }
 
     address = Unicode("http://127.0.0.1:8265", help="The Ray dashboard's address (RAY_ADDRESS style).").tag(config=True)
-    python = Unicode("python3", help="The interpreter on the cluster's nodes (with papermill and ipykernel's "
-                     "client) that runs the job runner.").tag(config=True)  # fmt: skip
-    venv_cache = Unicode("", help="Where the nodes keep the jobs' environments (default: "
-                         "~/.cache/jupyter-promote/venvs of the user Ray runs as).").tag(config=True)  # fmt: skip
-    ship_wheels = Bool(True, help="Send the lock's wheels with the environment (for clusters without a "
-                       "package index); off: the nodes' pip installs the pins from their own index.").tag(config=True)  # fmt: skip
-    ship_runner = Bool(True, help="Send this jupyter-promote with each job (py_modules), so that the nodes "
-                       "need only its dependencies and always run the submitter's version.").tag(config=True)  # fmt: skip
+    python = Unicode(
+        "python3",
+        help="The interpreter on the cluster's nodes (with papermill and ipykernel's client) that runs the job runner.",
+    ).tag(config=True)
+    venv_cache = Unicode(
+        "",
+        help="Where the nodes keep the jobs' environments (default: "
+        "~/.cache/jupyter-promote/venvs of the user Ray runs as).",
+    ).tag(config=True)
+    ship_wheels = Bool(
+        True,
+        help="Send the lock's wheels with the environment (for clusters without a "
+        "package index); off: the nodes' pip installs the pins from their own index.",
+    ).tag(config=True)
+    ship_runner = Bool(
+        True,
+        help="Send this jupyter-promote with each job (py_modules), so that the nodes "
+        "need only its dependencies and always run the submitter's version.",
+    ).tag(config=True)
     max_inputs_mb = Int(100, help="The most MiB of the notebook's folder sent with a job.").tag(config=True)
     carry_hidden = carry_hidden_setting()
     runtime_env = Dict(help="More runtime_env fields for every job (env_vars, container, ...).").tag(config=True)
@@ -90,8 +101,9 @@ class RayTarget(Target):
             try:
                 self._client = JobSubmissionClient(self.address)
             except Exception as exc:
-                raise TargetError(f"no Ray cluster answers at {self.address}: {str(exc).splitlines()[0][:200]}",
-                                  subject=self.address) from None  # fmt: skip
+                raise TargetError(
+                    f"no Ray cluster answers at {self.address}: {str(exc).splitlines()[0][:200]}", subject=self.address
+                ) from None
         return self._client
 
     def available(self) -> tuple[bool, str | None]:
@@ -113,11 +125,17 @@ class RayTarget(Target):
         env_vars = {"PYTHONUNBUFFERED": "1", **record.env, KEY_ENV: job_key(run.path).hex()}
         if record.resources.cpus:
             env_vars["OMP_NUM_THREADS"] = str(record.resources.cpus)
-        runtime_env = {**self.runtime_env, "working_dir": str(upload), "py_modules": py_modules,
-                       "excludes": ["labextension", "__pycache__"],
-                       "env_vars": {**self.runtime_env.get("env_vars", {}), **env_vars}}  # fmt: skip
-        entrypoint = (f"{shlex.quote(self.python)} -m jupyter_promote.execute.remote {env_module.name} "
-                      f"{shlex.quote(self.venv_cache)}")  # fmt: skip
+        runtime_env = {
+            **self.runtime_env,
+            "working_dir": str(upload),
+            "py_modules": py_modules,
+            "excludes": ["labextension", "__pycache__"],
+            "env_vars": {**self.runtime_env.get("env_vars", {}), **env_vars},
+        }
+        entrypoint = (
+            f"{shlex.quote(self.python)} -m jupyter_promote.execute.remote {env_module.name} "
+            f"{shlex.quote(self.venv_cache)}"
+        )
         options: dict[str, Any] = {"entrypoint_num_cpus": record.resources.cpus or 1}
         if record.resources.gpus:
             options["entrypoint_num_gpus"] = record.resources.gpus
@@ -125,14 +143,19 @@ class RayTarget(Target):
             options["entrypoint_memory"] = record.resources.memory_bytes
         try:
             submission_id = self.client().submit_job(
-                entrypoint=entrypoint, runtime_env=runtime_env, submission_id=f"promote-{record.id}",
-                metadata={"jupyter-promote-job": record.id}, **options,
-            )  # fmt: skip
+                entrypoint=entrypoint,
+                runtime_env=runtime_env,
+                submission_id=f"promote-{record.id}",
+                metadata={"jupyter-promote-job": record.id},
+                **options,
+            )
         except TargetError:
             raise
         except Exception as exc:
-            raise TargetError(f"the Ray cluster at {self.address} refused the job: {str(exc).splitlines()[0][:300]}",
-                              subject=self.address) from None  # fmt: skip
+            raise TargetError(
+                f"the Ray cluster at {self.address} refused the job: {str(exc).splitlines()[0][:300]}",
+                subject=self.address,
+            ) from None
         finally:
             shutil.rmtree(upload, ignore_errors=True)
         return {"address": self.address, "submission_id": submission_id}
@@ -154,8 +177,9 @@ class RayTarget(Target):
             raise TargetError(
                 f"{Path(record.notebook).parent}: the notebook's folder holds over {self.max_inputs_mb} MiB of "
                 "inputs, more than a Ray job carries (RayTarget.max_inputs_mb); put datasets where the cluster "
-                "reads them", subject=record.notebook,
-            )  # fmt: skip
+                "reads them",
+                subject=record.notebook,
+            )
         return upload
 
     # -- follow -----------------------------------------------------------------------------------------
@@ -171,8 +195,11 @@ class RayTarget(Target):
         except RuntimeError as exc:
             if "does not exist" not in str(exc) and "404" not in str(exc):
                 raise
-            return TargetStatus(JobState.FAILED, "lost", f"the Ray cluster at {self.address} has no job {sid} "
-                                "(restarted, or it forgot the job)")  # fmt: skip
+            return TargetStatus(
+                JobState.FAILED,
+                "lost",
+                f"the Ray cluster at {self.address} has no job {sid} (restarted, or it forgot the job)",
+            )
         status = info.status
         if status is JobStatus.PENDING:
             return TargetStatus(JobState.QUEUED, "pending", info.message)

@@ -3,7 +3,8 @@
 The run directory must be on a filesystem the nodes share (as home and project directories are on HPC
 sites): the batch script, job.json, the events and the log live there. Job state comes from ``squeue
 --states=all``, which knows finished jobs for ``MinJobAge`` (300 s by default) after they end; the runner's
-own final event says how a job that ran to its end finished. No accounting database is needed.
+own final event says how a job that ran to its end finished. No accounting database is needed. The batch
+script is :mod:`.slurm_script`'s; what Slurm's states mean is :mod:`.slurm_states`'s.
 """
 
 from __future__ import annotations
@@ -20,68 +21,13 @@ from typing import Any, ClassVar
 from traitlets import Enum, Float, List, Unicode, default
 
 from ..errors import TargetError
-from ..models import JobRecord, JobState
+from ..models import JobRecord
 from ..rundir import RunDir
 from .base import Target, TargetStatus
 from .slurm_script import RUNTIMES, JobScript, SiteSettings, render
+from .slurm_states import slurm_status
 
-#: Slurm job state -> (our state, our reason, whether Slurm knows better than the runner's last word).
-#: ``None`` means "ask the job's events": the runner's final status says how a job that ran ended.
-SLURM_STATES: dict[str, tuple[JobState | None, str | None, bool]] = {
-    "PENDING": (JobState.QUEUED, None, False),
-    "CONFIGURING": (JobState.QUEUED, "configuring", False),
-    "REQUEUED": (JobState.QUEUED, "requeued", False),
-    "REQUEUE_HOLD": (JobState.QUEUED, "requeued", False),
-    "REQUEUE_FED": (JobState.QUEUED, "requeued", False),
-    "RESV_DEL_HOLD": (JobState.QUEUED, "held", False),
-    "RUNNING": (JobState.RUNNING, None, False),
-    "COMPLETING": (JobState.RUNNING, None, False),
-    "SUSPENDED": (JobState.RUNNING, "suspended", False),
-    "STOPPED": (JobState.RUNNING, "stopped", False),
-    "SIGNALING": (JobState.RUNNING, None, False),
-    "STAGE_OUT": (JobState.RUNNING, None, False),
-    "RESIZING": (JobState.RUNNING, None, False),
-    "COMPLETED": (None, None, False),
-    "FAILED": (JobState.FAILED, "failed", False),
-    "CANCELLED": (JobState.CANCELLED, "cancelled", False),
-    "TIMEOUT": (JobState.FAILED, "timeout", True),
-    "DEADLINE": (JobState.FAILED, "timeout", True),
-    "OUT_OF_MEMORY": (JobState.FAILED, "oom", True),
-    "NODE_FAIL": (JobState.FAILED, "node_fail", True),
-    "BOOT_FAIL": (JobState.FAILED, "node_fail", True),
-    "PREEMPTED": (JobState.FAILED, "preempted", True),
-    "REVOKED": (JobState.CANCELLED, "cancelled", True),
-}
-_MESSAGES = {
-    "FAILED": "the batch job failed",
-    "CANCELLED": "cancelled in Slurm (scancel)",
-    "TIMEOUT": "ran past its time limit (--time) and was stopped by Slurm",
-    "DEADLINE": "reached its deadline and was stopped by Slurm",
-    "OUT_OF_MEMORY": "ran out of memory (--mem) and was killed by Slurm",
-    "NODE_FAIL": "its node failed",
-    "BOOT_FAIL": "its node failed to boot",
-    "PREEMPTED": "preempted by a higher-priority job",
-    "REQUEUED": "requeued by Slurm",
-}
-
-
-def slurm_status(state: str, reason: str, exit_code: str = "") -> TargetStatus:
-    """One squeue row -> a :class:`TargetStatus`; Slurm's reason (Resources, Priority, ...) is kept."""
-    base = state.split(maxsplit=1)[0].rstrip("+")  # "CANCELLED by 0" in some versions
-    ours, our_reason, overrides = SLURM_STATES.get(base, (JobState.RUNNING, None, False))
-    why = "" if reason in ("", "None", "(null)") else reason
-    if ours is JobState.QUEUED:
-        message = _MESSAGES.get(base, "waiting in the Slurm queue") + (f" ({why})" if why else "")
-        return TargetStatus(JobState.QUEUED, our_reason or (why.lower() or "pending"), message)
-    if ours is JobState.RUNNING:
-        return TargetStatus(JobState.RUNNING, our_reason, f"{base.lower()} in Slurm" if our_reason else None)
-    code = None
-    if exit_code and ":" in exit_code:
-        code = int(exit_code.split(":", maxsplit=1)[0] or 0)
-    if ours is None:
-        return TargetStatus(None, exit_code=code)
-    message = _MESSAGES.get(base, base.lower()) + (f" ({why})" if why else "")
-    return TargetStatus(ours, our_reason, message, exit_code=code, overrides=overrides)
+__all__ = ["SlurmTarget", "laid_out_as_array", "slurm_status"]
 
 
 class SlurmTarget(Target):
@@ -152,11 +98,18 @@ class SlurmTarget(Target):
 
     def site(self) -> SiteSettings:
         return SiteSettings(
-            partition=self.partition, account=self.account, qos=self.qos, constraint=self.constraint,
-            gpu_directive=self.gpu_directive, extra_directives=tuple(self.extra_directives),
-            skip_directives=tuple(self.skip_directives), prologue=self.prologue, epilogue=self.epilogue,
-            container_runtime=self.container_runtime, container_args=tuple(self.container_args),
-        )  # fmt: skip
+            partition=self.partition,
+            account=self.account,
+            qos=self.qos,
+            constraint=self.constraint,
+            gpu_directive=self.gpu_directive,
+            extra_directives=tuple(self.extra_directives),
+            skip_directives=tuple(self.skip_directives),
+            prologue=self.prologue,
+            epilogue=self.epilogue,
+            container_runtime=self.container_runtime,
+            container_args=tuple(self.container_args),
+        )
 
     # ---- availability --------------------------------------------------------------------------
     def available(self) -> tuple[bool, str | None]:
@@ -191,10 +144,16 @@ class SlurmTarget(Target):
             image = record.image.get("digest") or record.image["ref"]
         env = {k: v for k, v in record.env.items() if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", k)}
         job = JobScript(
-            job_name=_job_name(record.notebook), run_dir=str(run.path if isinstance(run, RunDir) else run), notebook_dir=os.path.dirname(record.notebook),
-            resources=record.resources, python=self.python, image=image, env=env, array=array,
+            job_name=_job_name(record.notebook),
+            run_dir=str(run.path if isinstance(run, RunDir) else run),
+            notebook_dir=os.path.dirname(record.notebook),
+            resources=record.resources,
+            python=self.python,
+            image=image,
+            env=env,
+            array=array,
             venv_cache=self.venv_cache,
-        )  # fmt: skip
+        )
         return render(job, self.site())
 
     async def submit(self, record: JobRecord, run: RunDir) -> dict[str, Any]:
@@ -223,9 +182,15 @@ class SlurmTarget(Target):
     async def sbatch_script(self, script: Path, log: Path, cwd: Path) -> str:
         """Submit a rendered script; the Slurm job id, or a :class:`TargetError` carrying sbatch's message."""
         proc = await asyncio.create_subprocess_exec(
-            self.sbatch, "--parsable", f"--output={log}", "--open-mode=append", f"--chdir={cwd}", str(script),
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-        )  # fmt: skip
+            self.sbatch,
+            "--parsable",
+            f"--output={log}",
+            "--open-mode=append",
+            f"--chdir={cwd}",
+            str(script),
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
         out, err = await proc.communicate()
         if proc.returncode != 0:
             lines = [
@@ -256,9 +221,16 @@ class SlurmTarget(Target):
         jobs = sorted({i.split("_")[0] for i in ids}, key=lambda i: (len(i), i))  # an array's tasks: its id
         self.commands_run += 1
         proc = await asyncio.create_subprocess_exec(
-            self.squeue, "-h", "-r", "--states=all", f"--jobs={','.join(jobs)}", "-o", "%i|%T|%r",
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-        )  # fmt: skip
+            self.squeue,
+            "-h",
+            "-r",
+            "--states=all",
+            f"--jobs={','.join(jobs)}",
+            "-o",
+            "%i|%T|%r",
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
         out, err = await proc.communicate()
         self._last_query = time.monotonic()
         if proc.returncode != 0 and "Invalid job id" not in err.decode(errors="replace"):

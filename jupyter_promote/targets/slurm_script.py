@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..errors import UsageError
@@ -67,8 +68,12 @@ def directives(job: JobScript, site: SiteSettings) -> list[str]:
     if res.time_limit_s:
         minutes = max(1, -(-res.time_limit_s // 60))
         wanted.append(("--time", f"{minutes // 1440}-{minutes % 1440 // 60:02d}:{minutes % 60:02d}:00"))
-    for option, value in (("--partition", site.partition), ("--account", site.account), ("--qos", site.qos),
-                          ("--constraint", site.constraint)):  # fmt: skip
+    for option, value in (
+        ("--partition", site.partition),
+        ("--account", site.account),
+        ("--qos", site.qos),
+        ("--constraint", site.constraint),
+    ):
         if value:
             wanted.append((option, value))
     lines = []
@@ -89,6 +94,7 @@ def directives(job: JobScript, site: SiteSettings) -> list[str]:
 
 
 def _runner_command(job: JobScript, site: SiteSettings, run_dir: str) -> list[str]:
+    """The lines that run the job on the node: in a venv recreated from the lock, or in the job's image."""
     runtime = site.container_runtime
     q = shlex.quote
     if runtime == "none":
@@ -105,37 +111,69 @@ def _runner_command(job: JobScript, site: SiteSettings, run_dir: str) -> list[st
                 "rename it, or run on the node's venv (SlurmTarget.container_runtime = 'none')",
                 subject=path,
             )
+    if runtime not in _CONTAINER_COMMANDS:
+        raise UsageError(
+            f"SlurmTarget.container_runtime {runtime!r}: not one of {', '.join(RUNTIMES)}", subject="container_runtime"
+        )
     # a sweep's tasks link to the job notebook and environment in the sweep folder: mount all of it
     root = q(job.run_dir) if job.array else run_dir
-    mounts = [f"{root}:{root}", f"{q(job.notebook_dir)}:{q(job.notebook_dir)}:ro"]
-    runner = "/opt/promote/runner/bin/python -m jupyter_promote.execute.runner " + run_dir
-    extra = " ".join(q(a) for a in site.container_args)
     names = set(job.env) | ({"OMP_NUM_THREADS"} if job.resources.cpus else set())
-    envs = " ".join(f"-e {name}" for name in sorted(names))  # values come from the exports above
-    if runtime in ("docker", "podman"):
-        name = f'promote-"$SLURM_JOB_ID"{"-$SLURM_ARRAY_TASK_ID" if job.array else ""}'
-        limits = []
-        if job.resources.cpus:
-            limits.append(f"--cpus={job.resources.cpus}")
-        if job.resources.memory_bytes:
-            limits.append(f"--memory={job.resources.memory_bytes} --memory-swap={job.resources.memory_bytes}")
-        parts = [runtime, "run", "--rm", "--init", f"--name={name}", '--user="$(id -u):$(id -g)"',
-                 *(f"-v {m}" for m in mounts), "-e HOME=/tmp", "-e PYTHONUNBUFFERED=1", envs, *limits, extra,
-                 "--entrypoint=", q(job.image), runner]  # fmt: skip
-        return [" ".join(p for p in parts if p)]
-    if runtime == "apptainer":
-        binds = ",".join(mounts)
-        parts = ["apptainer", "exec", "--containall", "--cleanenv", f"--bind={binds}", "--env=HOME=/tmp",
-                 extra, q(f"docker://{job.image}"), runner]  # fmt: skip
-        return [" ".join(p for p in parts if p)]
-    if runtime == "enroot":  # through pyxis, Slurm's enroot plugin
-        image = job.image.replace("/", "#", 1) if "/" in job.image and "." in job.image.split("/", 1)[0] else job.image
-        parts = ["srun", "--ntasks=1", f"--container-image={q(image)}", f"--container-mounts={','.join(mounts)}",
-                 "--container-workdir=/tmp", "--no-container-mount-home", extra, runner]  # fmt: skip
-        return [" ".join(p for p in parts if p)]
-    raise UsageError(
-        f"SlurmTarget.container_runtime {runtime!r}: not one of {', '.join(RUNTIMES)}", subject="container_runtime"
+    container = _Container(
+        mounts=(f"{root}:{root}", f"{q(job.notebook_dir)}:{q(job.notebook_dir)}:ro"),
+        runner="/opt/promote/runner/bin/python -m jupyter_promote.execute.runner " + run_dir,
+        extra=" ".join(q(a) for a in site.container_args),
+        envs=" ".join(f"-e {name}" for name in sorted(names)),  # values come from the exports above
     )
+    parts = _CONTAINER_COMMANDS[runtime](job, runtime, container)
+    return [" ".join(p for p in parts if p)]
+
+
+@dataclass(frozen=True)
+class _Container:
+    """What every container runtime's command is made of (each already quoted for the shell)."""
+
+    mounts: tuple[str, ...]  # host:container[:ro]
+    runner: str  # the runner's command inside the image
+    extra: str  # SlurmTarget.container_args
+    envs: str  # ``-e NAME`` for each exported variable the job sees
+
+
+def _docker_command(job: JobScript, runtime: str, c: _Container) -> list[str]:
+    """docker or podman: the image run as the submitting user, with the job's CPU and memory as limits."""
+    name = f'promote-"$SLURM_JOB_ID"{"-$SLURM_ARRAY_TASK_ID" if job.array else ""}'
+    limits = []
+    if job.resources.cpus:
+        limits.append(f"--cpus={job.resources.cpus}")
+    if job.resources.memory_bytes:
+        limits.append(f"--memory={job.resources.memory_bytes} --memory-swap={job.resources.memory_bytes}")
+    mounts = [f"-v {m}" for m in c.mounts]
+    user = '--user="$(id -u):$(id -g)"'
+    environment = ["-e HOME=/tmp", "-e PYTHONUNBUFFERED=1", c.envs]
+    image = ["--entrypoint=", shlex.quote(job.image), c.runner]
+    return [runtime, "run", "--rm", "--init", f"--name={name}", user, *mounts, *environment, *limits, c.extra, *image]
+
+
+def _apptainer_command(job: JobScript, runtime: str, c: _Container) -> list[str]:
+    """apptainer: the image pulled from its registry, contained, with a clean environment."""
+    isolation = ["--containall", "--cleanenv", f"--bind={','.join(c.mounts)}", "--env=HOME=/tmp"]
+    return ["apptainer", "exec", *isolation, c.extra, shlex.quote(f"docker://{job.image}"), c.runner]
+
+
+def _enroot_command(job: JobScript, runtime: str, c: _Container) -> list[str]:
+    """enroot through pyxis, Slurm's enroot plugin: ``srun`` with the image as a container option."""
+    registry = "/" in job.image and "." in job.image.split("/", 1)[0]
+    image = job.image.replace("/", "#", 1) if registry else job.image
+    container = [f"--container-image={shlex.quote(image)}", f"--container-mounts={','.join(c.mounts)}"]
+    isolation = ["--container-workdir=/tmp", "--no-container-mount-home"]
+    return ["srun", "--ntasks=1", *container, *isolation, c.extra, c.runner]
+
+
+_CONTAINER_COMMANDS: dict[str, Callable[[JobScript, str, _Container], list[str]]] = {
+    "docker": _docker_command,
+    "podman": _docker_command,
+    "apptainer": _apptainer_command,
+    "enroot": _enroot_command,
+}
 
 
 def render(job: JobScript, site: SiteSettings) -> str:
