@@ -73,6 +73,7 @@ ALLOWED_ACROSS: dict[str, dict[str, str]] = {
     },
     JOB: {
         "jupyter_promote.freeze": "observe(): the runner introspects the kernel's interpreter where the job ran",
+        "jupyter_promote.image": "the package's __init__: its names are imported when first asked for (PEP 562)",
         "jupyter_promote.image.shipped": "assemble(): the node puts the shipped environment together (Ray)",
         "jupyter_promote.image.venv": "the node's verified venv from the lock (Ray, Slurm without containers)",
     },
@@ -94,11 +95,6 @@ OLDEST_KERNEL_PYTHON = (3, 8)
 EXCEPTIONS: dict[tuple[str, str], str] = {
     ("jupyter_promote", "jupyter_promote.server.app"): (
         "_jupyter_server_extension_points(): the entry point Jupyter Server calls; the kernel never does"
-    ),
-    ("jupyter_promote.execute.remote", "jupyter_promote.image"): (
-        "debt: importing image.shipped runs image/__init__, which imports the Docker builder into the job on a "
-        "Ray node; fix: image/__init__ stops re-exporting the builder, or the node-side environment code "
-        "(shipped.assemble, venv) moves out of image/"
     ),
 }
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -117,3 +118,15 @@ def test_a_kernel_module_may_name_an_optional_package_for_the_type_checker_only(
     found = contract.violations(copy)
     # Then it holds
     assert found == []
+
+
+def test_a_node_that_assembles_the_shipped_environment_never_imports_the_docker_builder():
+    # Given a fresh interpreter, as a Ray worker or a Slurm node starts the job process
+    code = (
+        "import sys, jupyter_promote.image.shipped, jupyter_promote.image.venv\n"
+        "print(sorted(m for m in sys.modules if m.startswith('jupyter_promote.image.')))"
+    )
+    # When it imports what puts the job's environment together
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    # Then the image builder and its build planning stayed out
+    assert "jupyter_promote.image.builder" not in out and "jupyter_promote.image.plan" not in out, out
