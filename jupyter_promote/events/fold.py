@@ -68,7 +68,7 @@ def _devices(value: Any) -> bool:
 
 _TEXT, _COUNT = (_optional(_text), "a string"), (_optional(_count), "a whole number >= 0")
 #: Every field a fold reads, by event type: the check it must pass (a missing field reads as None) and what
-#: it must be, in words. The sidebar's fold (labextension/src/model.ts, ``problem``) holds the same table.
+#: it must be, in words. The sidebar's fold (labextension/src/job/validate.ts, ``problem``) holds the same table.
 _FIELDS: dict[str, tuple[tuple[str, _Check, str], ...]] = {
     "status": (("reason", *_TEXT), ("message", *_TEXT)),
     "image": (("ref", *_TEXT), ("built", _optional(_flag), "true, false or null"), ("digest", *_TEXT)),
