@@ -655,7 +655,7 @@ export interface components {
         /** @example 2h */
         time?: string;
       };
-      /** @description MonitorSettings fields (nan_action */
+      /** @description MonitorSettings fields (nan_action, stall_timeout_s, ...): the monitor checks' declared settings */
       monitor?: Record<string, unknown>;
       deterministic?: boolean;
       /** @description Destinations (c.Notifications.destinations) told when the job ends or raises an alert; [] for none; absent: the server's c.Notifications.defaults. */
