@@ -81,12 +81,35 @@ class PromoteSettings(Configurable):
         return os.environ.get("JUPYTER_PROMOTE_RUNS_DIR") or os.path.join(jupyter_data_dir(), "promote", "runs")
 
 
+#: Classes whose settings live in the same file but which the CLI does not use, by import path: loaded only
+#: where every setting is shown or named (``--help-all``, ``--generate-config``, a ``--PromoteExtension.x=`` on
+#: the command line, the reference); importing the server extension costs jupyter_server, two seconds or more.
+SERVER_SETTINGS = ("jupyter_promote.server.app:PromoteExtension",)
+
+
+def server_settings_classes() -> list[type[Configurable]]:
+    """The classes of :data:`SERVER_SETTINGS`, imported now."""
+    from importlib import import_module
+
+    found: list[type[Configurable]] = []
+    for path in SERVER_SETTINGS:
+        module, _, name = path.partition(":")
+        found.append(getattr(import_module(module), name))
+    return found
+
+
+def server_settings_names() -> frozenset[str]:
+    """The names of the server's settings classes and of their parent ``ExtensionApp`` (as ``--help-all`` lists
+    them), without importing them: the names a command line sets one of them with."""
+    return frozenset({"ExtensionApp", *(path.rpartition(":")[2] for path in SERVER_SETTINGS)})
+
+
 class PromoteConfigApp(JupyterApp):
-    """Loads configuration only: the CLI's own arguments are parsed by argparse."""
+    """Loads configuration only: the CLI's own arguments are parsed by its argparse grammar, which takes every
+    ``--Class.trait=value`` of :meth:`config_classes` and hands them back here (``load_config``)."""
 
     name = "jupyter-promote"
     description = "Promote a notebook to a cluster job"
-    settings: PromoteSettings  # read from the loaded config by the CLI
 
     @property
     def config_file_name(self) -> str:  # type: ignore[override]
@@ -99,8 +122,7 @@ class PromoteConfigApp(JupyterApp):
         self.flags = {name: flag for name, flag in self.flags.items() if name in ("generate-config", "y")}
         self.aliases = {}
         # Application.classes is a plain class attribute, not a trait: set per instance, so that the target
-        # plugins are loaded only when a CLI runs. The server extension's class is added only where its
-        # settings are shown (--help-all, --generate-config): importing jupyter_server costs a second or more.
+        # plugins are loaded only when a CLI runs
         from .image import ImageBuilder
         from .notify import Notifications
         from .tracking import MlflowExport
@@ -109,14 +131,32 @@ class PromoteConfigApp(JupyterApp):
 
     def with_server_settings(self) -> PromoteConfigApp:
         """Add the server extension's settings (for --help-all, --generate-config and the reference)."""
-        from .server.app import PromoteExtension
-
-        self.classes = [self.classes[0], PromoteExtension, *self.classes[1:]]
+        self.classes = [self.classes[0], *server_settings_classes(), *self.classes[1:]]
         return self
 
+    def load(self, overrides: list[str]) -> None:
+        """:meth:`initialize`: the configuration files, then ``overrides`` (``--Class.trait=value``); a value a
+        setting refuses is one line (a :class:`UsageError`), where traitlets would log it and exit 1."""
+        import inspect
 
-def load_config(overrides: list[str]) -> PromoteConfigApp:
-    """Config files from the Jupyter config path, then ``--Class.trait=value`` overrides."""
+        from traitlets import TraitError
+        from traitlets.config.loader import ArgumentError
+
+        try:
+            inspect.unwrap(JupyterApp.initialize)(self, overrides)
+        except (TraitError, ArgumentError, ValueError) as exc:
+            raise UsageError(" ".join(f"configuration: {exc}".split()), subject="configuration") from None
+
+    def config_classes(self) -> list[type[Configurable]]:
+        """Every class whose settings the command line takes: the CLI's, their parents, the application's own
+        (``Application``, ``JupyterApp``) and, once added, the server extension's."""
+        return list(self._classes_with_config_traits([JupyterApp, *self.classes]))
+
+
+def load_config(overrides: list[str], server_settings: bool = False) -> PromoteConfigApp:
+    """Config files from the Jupyter config path, then ``--Class.trait=value`` overrides (read by traitlets)."""
     app = PromoteConfigApp()
-    app.initialize(overrides)
+    if server_settings:
+        app.with_server_settings()
+    app.load(overrides)
     return app

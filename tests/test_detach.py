@@ -31,8 +31,11 @@ def test_a_detached_job_is_attached_to_and_ends_with_the_exit_code_run_gives(cli
 def test_ctrl_c_while_attached_stops_following_then_cancel_stops_the_job(cli):
     job_id = detached(cli, "hang.ipynb")
     run = cli.only_run()
-    wait_for(lambda: job(run)["state"] == "running" or cli("status", job_id).stdout.find("running") >= 0, 60,
-             "the detached job to run")  # fmt: skip
+    wait_for(
+        lambda: job(run)["state"] == "running" or cli("status", job_id).stdout.find("running") >= 0,
+        60,
+        "the detached job to run",
+    )
     attach = cli.popen("attach", job_id)
     # When attach says it is attached (a Ctrl-C before that is an interrupted command, not a stop of following)
     first = ""

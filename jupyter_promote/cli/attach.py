@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import time
-from typing import Any
 
 from ..errors import EXIT_CANCELLED, EXIT_OK
 from ..launch.launcher import Launcher
@@ -19,23 +18,24 @@ from ..launch.lifecycle import JobLifecycle
 from ..launch.prepared import Prepared
 from ..runtime.events import EventLog
 from ..targets import target_class
-from .detached import SWEEP_ID
+from .context import CommandContext
 from .detached import attach as attach_sweep
 from .detached import cancel as cancel_sweep
+from .detached_status import SWEEP_ID
 from .inspect import find_run, reconcile
+from .outcome import ProgressHooks, exit_code, show_end
 from .progress import TerminalProgress
-from .run import ProgressHooks, exit_code, show_end
 from .signals import say
 
 
-def cmd_attach(args: argparse.Namespace, app: Any) -> int:
+def cmd_attach(args: argparse.Namespace, ctx: CommandContext) -> int:
     """``jupyter promote attach ID``: follow a submitted job (or a detached sweep) to its end, as ``run`` (or
     ``sweep``) would have."""
     if SWEEP_ID.match(args.job):
-        return attach_sweep(args.job, app.settings.runs_dir)
-    run = find_run(args.job, app.settings.runs_dir)
+        return attach_sweep(args.job, ctx.runs_dir)
+    run = find_run(args.job, ctx.runs_dir)
     record = run.read()
-    launcher = Launcher(app.settings, app.config)
+    launcher = Launcher(ctx.settings, ctx.config)
     progress = TerminalProgress()
     try:  # from the line below on, Ctrl-C stops following, whenever it comes (even as the line is written)
         progress.note(f"attached to job {record.id} ({record.notebook} on {record.target}); Ctrl-C stops following")
@@ -57,23 +57,25 @@ def cmd_attach(args: argparse.Namespace, app: Any) -> int:
     return exit_code(view, parity_failed)
 
 
-def cmd_cancel(args: argparse.Namespace, app: Any) -> int:
+def cmd_cancel(args: argparse.Namespace, ctx: CommandContext) -> int:
     """``jupyter promote cancel ID``: stop a job on its target (or a detached sweep) and wait for it to end."""
     if SWEEP_ID.match(args.job):
-        return cancel_sweep(args.job, app.settings.runs_dir)
-    run = find_run(args.job, app.settings.runs_dir)
-    record, view = reconcile(run, app)
+        return cancel_sweep(args.job, ctx.runs_dir)
+    run = find_run(args.job, ctx.runs_dir)
+    record, view = reconcile(run, ctx)
     if view.state.final or record.state.final:
         say(f"job {record.id} already ended: {record.state.value}; nothing to cancel")
         return EXIT_OK
     if record.handle:
-        asyncio.run(target_class(record.target)(config=app.config).cancel(record.handle))
+        asyncio.run(target_class(record.target)(config=ctx.config).cancel(record.handle))
     else:  # never submitted (its command stopped while preparing it): settled here
-        EventLog(str(run.events), record.id).emit("status", state="cancelled", reason="cancelled",
-                                                  message="cancelled before it was submitted", source="cli")  # fmt: skip
+        log = EventLog(str(run.events), record.id)
+        log.emit(
+            "status", state="cancelled", reason="cancelled", message="cancelled before it was submitted", source="cli"
+        )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        record, view = reconcile(run, app)
+        record, view = reconcile(run, ctx)
         if view.state.final:
             say(f"job {record.id} {view.state.value}" + (f" ({view.message})" if view.message else ""))
             return EXIT_OK

@@ -2,87 +2,87 @@
 
 A sweep's tasks are started as slots free up (``--max-parallel``), so something must keep running to start
 them: ``sweep --detach`` starts the same ``jupyter promote sweep`` in a session of its own (it outlives the
-terminal and ignores its hangup), its output in ``<runs dir>/.detached/SWEEP_ID.log``, its exit code written
-to ``SWEEP_ID.rc`` when it ends. The command returns once the tasks are prepared, or at once with the sweep's
-own error when it was refused. ``attach`` shows the log from its start and follows it to the end, with the
-exit code the sweep would have given; ``cancel`` stops it as Ctrl-C would (its tasks are cancelled).
+terminal and ignores its hangup; :mod:`.detached_sweep`), its output in ``<runs dir>/.detached/SWEEP_ID.log``.
+The sweep says where it stands in its status file (:mod:`.detached_status`): the command returns once that
+says ``running`` (its tasks are prepared), or at once with the sweep's own error when it ended refused.
+``attach`` shows the log from its start and follows it to the end, with the exit code the sweep would have
+given; ``cancel`` stops it as Ctrl-C would (its tasks are cancelled).
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
-import re
 import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 from ..errors import EXIT_CANCELLED, EXIT_JOB_FAILED, EXIT_OK, JobNotFound
 from ..launch.request import new_group_id
-from ..processes import alive, start_ticks
+from ..processes import alive
 from ..rundir import private_dir
+from .detached_status import DetachedStatus, folder_of, log_path, status_path
 from .signals import say
 
-SWEEP_ID = re.compile(r"^s[0-9a-f]{12}$")
-#: Set in the detached process itself: the sweep's id, chosen by the command that started it.
-GROUP_ID: str | None = None
-
-
-def folder_of(runs_dir: str) -> Path:
-    return Path(runs_dir) / ".detached"
+#: The detached process's module (run with ``python -m``; see :mod:`.detached_sweep`).
+_ENTRY = "jupyter_promote.cli.detached_sweep"
 
 
 def start(argv: list[str], runs_dir: str) -> int:
     """Start ``jupyter promote sweep ARGV`` (without --detach) in the background; its id and how to follow it."""
     group_id = new_group_id()
-    folder = folder_of(runs_dir)
-    private_dir(folder, "the detached sweeps' folder")  # their logs name notebooks and parameters
-    log_path, rc_path = folder / f"{group_id}.log", folder / f"{group_id}.rc"
-    command = [sys.executable, "-c", _ENTRY, group_id, str(rc_path), *(a for a in argv if a != "--detach")]
-    with open(log_path, "wb") as log:
-        process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                   start_new_session=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})  # fmt: skip
-    (folder / f"{group_id}.pid").write_text(f"{process.pid} {start_ticks(process.pid)}")
-    started = re.compile(rf"^sweep {group_id}: .* -> (.+)$", re.MULTILINE)
+    private_dir(folder_of(runs_dir), "the detached sweeps' folder")  # their logs name notebooks and parameters
+    log, status = log_path(runs_dir, group_id), status_path(runs_dir, group_id)
+    command = [sys.executable, "-m", _ENTRY, group_id, str(status), *(a for a in argv if a != "--detach")]
+    with open(log, "wb") as output:
+        process = subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
     while True:  # until its tasks are prepared, or it ended (refused: its own one-line error)
-        text = log_path.read_text(errors="replace")
-        found = started.search(text)
-        if found:
+        found = DetachedStatus.read(status)
+        if found is not None and found.state == "running":
             break
-        if process.poll() is not None:
-            sys.stderr.write(text)
-            return process.returncode
+        if (found is not None and found.state == "ended") or process.poll() is not None:
+            code = process.wait()
+            sys.stderr.write(log.read_text(errors="replace"))
+            return found.exit_code if found is not None and found.exit_code is not None else code
         time.sleep(0.2)
-    say(found.group(0))
+    sys.stderr.write(log.read_text(errors="replace"))  # what it said so far: the sweep, its warnings
     say(f"sweep {group_id} runs on in the background (process {process.pid}), without this terminal")
     say(f"  follow it:  jupyter promote attach {group_id}")
-    say(f"  its state:  jupyter promote status {found.group(1)}")
+    say(f"  its state:  jupyter promote status {found.folder}")
     say(f"  stop it:    jupyter promote cancel {group_id}")
-    say(f"  its log:    {log_path}")
+    say(f"  its log:    {log}")
     return EXIT_OK
 
 
 class _Detached:
-    """A detached sweep's files: its log, its exit code once it ended, and its process."""
+    """A detached sweep found by its id: its log, and its process as its status file names it."""
 
     def __init__(self, group_id: str, runs_dir: str) -> None:
-        folder = folder_of(runs_dir)
-        self.log, self.rc = folder / f"{group_id}.log", folder / f"{group_id}.rc"
-        try:
-            pid, ticks = (folder / f"{group_id}.pid").read_text().split()
-        except (OSError, ValueError):
+        self.id, self.path = group_id, status_path(runs_dir, group_id)
+        self.log = log_path(runs_dir, group_id)
+        if self.status() is None or not self.log.is_file():
             raise JobNotFound(
-                f"{group_id}: no detached sweep of that id (looked in {folder})", subject=group_id
-            ) from None
-        if not self.log.is_file():
-            raise JobNotFound(f"{group_id}: no detached sweep of that id (looked in {folder})", subject=group_id)
-        self.pid, self.ticks = int(pid), (None if ticks == "None" else int(ticks))
+                f"{group_id}: no detached sweep of that id (looked in {folder_of(runs_dir)})", subject=group_id
+            )
+
+    def status(self) -> DetachedStatus | None:
+        return DetachedStatus.read(self.path)
 
     def ended(self) -> bool:
-        """It wrote its exit code, or its process is gone (killed) without one."""
-        return self.rc.exists() or not alive(self.pid, self.ticks)
+        """It said it ended, or its process is gone (killed) without saying so."""
+        status = self.status()
+        return status is None or status.state == "ended" or not alive(status.pid, status.started)
+
+    def exit_code(self) -> int | None:
+        status = self.status()
+        return status.exit_code if status is not None else None
 
 
 def attach(group_id: str, runs_dir: str) -> int:
@@ -103,8 +103,9 @@ def attach(group_id: str, runs_dir: str) -> int:
     except KeyboardInterrupt:
         say(f"stopped following sweep {group_id}; it goes on (jupyter promote cancel {group_id} stops it)")
         return EXIT_CANCELLED
-    with contextlib.suppress(OSError, ValueError):
-        return int(sweep.rc.read_text())
+    code = sweep.exit_code()
+    if code is not None:
+        return code
     say(f"sweep {group_id}: its process ended without an exit code (killed?); see {sweep.log}")
     return EXIT_JOB_FAILED
 
@@ -112,10 +113,11 @@ def attach(group_id: str, runs_dir: str) -> int:
 def cancel(group_id: str, runs_dir: str) -> int:
     """Stop the sweep as Ctrl-C would: its running tasks are cancelled, the rest never start."""
     sweep = _Detached(group_id, runs_dir)
-    if sweep.ended():
+    status = sweep.status()
+    if status is None or sweep.ended():
         say(f"sweep {group_id} already ended; nothing to cancel")
         return EXIT_OK
-    os.kill(sweep.pid, signal.SIGTERM)
+    os.kill(status.pid, signal.SIGTERM)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and not sweep.ended():
         time.sleep(0.3)
@@ -124,24 +126,3 @@ def cancel(group_id: str, runs_dir: str) -> int:
         return EXIT_OK
     say(f"sweep {group_id} cancelled")
     return EXIT_OK
-
-
-#: How the detached process starts.
-_ENTRY = "import sys; from jupyter_promote.cli.detached import run_detached; sys.exit(run_detached())"
-
-
-def run_detached() -> int:
-    """The detached sweep itself: ``python -c _ENTRY SWEEP_ID RC_FILE ARGV...``; its exit code in RC_FILE."""
-    global GROUP_ID
-    from .main import main
-
-    GROUP_ID, rc_file, argv = sys.argv[1], sys.argv[2], sys.argv[3:]
-
-    code = EXIT_JOB_FAILED
-    try:
-        code = main(argv)
-    finally:
-        with open(rc_file + ".tmp", "w") as f:
-            f.write(f"{code}\n")
-        os.replace(rc_file + ".tmp", rc_file)
-    return code

@@ -10,13 +10,19 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import EXIT_OK, EXIT_PARITY_FAILED, JobNotFound, UsageError
+from .context import CommandContext
 from .signals import say
 
+if TYPE_CHECKING:
+    from ..events import JobView
+    from ..models import JobRecord
+    from ..rundir import RunDir
 
-def notebook_findings(notebook: str, gpus: int | None, app: Any, target: str | None = None) -> list[Any]:
+
+def notebook_findings(notebook: str, gpus: int | None, ctx: CommandContext, target: str | None = None) -> list[Any]:
     """The pre-flight findings of a saved notebook (for ``check`` and before ``run``/``sweep``) as a job on
     ``target`` (default: the default target) would run it."""
     import nbformat
@@ -25,18 +31,18 @@ def notebook_findings(notebook: str, gpus: int | None, app: Any, target: str | N
     from ..preflight import WHOLE_ENVIRONMENT_TARGETS, check_notebook
 
     nb = nbformat.from_dict(read_notebook(os.path.abspath(notebook)))  # type: ignore[no-untyped-call]
-    whole = (target or app.settings.default_target) in WHOLE_ENVIRONMENT_TARGETS
-    return check_notebook(nb, gpus=gpus, env_allowlist=app.settings.env_allowlist, whole_environment=whole)
+    whole = (target or ctx.settings.default_target) in WHOLE_ENVIRONMENT_TARGETS
+    return check_notebook(nb, gpus=gpus, env_allowlist=ctx.settings.env_allowlist, whole_environment=whole)
 
 
-def cmd_check(args: argparse.Namespace, app: Any) -> int:
+def cmd_check(args: argparse.Namespace, ctx: CommandContext) -> int:
     """``jupyter promote check NOTEBOOK``: exit 0 when there is nothing to report, 1 when there is; a notebook
     ``run`` refuses (not Python, unreadable) is refused the same way."""
     from ..job.notebook import kernel_of, read_notebook
     from ..preflight import format_findings
 
     kernel_of(read_notebook(os.path.abspath(args.notebook)), args.notebook)
-    findings = notebook_findings(args.notebook, args.gpus, app, getattr(args, "target", None))
+    findings = notebook_findings(args.notebook, args.gpus, ctx, getattr(args, "target", None))
     if args.json:
         print(json.dumps([f.to_json() for f in findings], indent=2))
     elif findings:
@@ -48,7 +54,7 @@ def cmd_check(args: argparse.Namespace, app: Any) -> int:
     return 1 if findings else EXIT_OK
 
 
-def cmd_compare(args: argparse.Namespace, app: Any) -> int:
+def cmd_compare(args: argparse.Namespace, ctx: CommandContext) -> int:
     import tempfile
 
     from ..analysis import parity
@@ -59,8 +65,10 @@ def cmd_compare(args: argparse.Namespace, app: Any) -> int:
 
     nb = read_notebook(args.notebook)
     if not parity.baseline_of(nb)["metrics"]:
-        print(f"{args.notebook}: no baseline to compare with (no promote.report output in the saved notebook; "
-              "run it interactively, call promote.report(...), save it, then compare)")  # fmt: skip
+        print(
+            f"{args.notebook}: no baseline to compare with (no promote.report output in the saved notebook; "
+            "run it interactively, call promote.report(...), save it, then compare)"
+        )
         return EXIT_OK
     runs = []
     for path in args.runs:
@@ -70,15 +78,18 @@ def cmd_compare(args: argparse.Namespace, app: Any) -> int:
         runs.append(run)
     # the notebook kernel's environment as it is now, against the one each run was made from
     with tempfile.TemporaryDirectory(prefix="promote-compare-") as tmp:
-        env = freeze(kernel_interpreter(kernel_of(nb, args.notebook)), os.path.join(tmp, "env"),
-                     env_allowlist=tuple(app.settings.env_allowlist))  # fmt: skip
+        env = freeze(
+            kernel_interpreter(kernel_of(nb, args.notebook)),
+            os.path.join(tmp, "env"),
+            env_allowlist=tuple(ctx.settings.env_allowlist),
+        )
         notebook_lock = env.lock
     failed = False
     results = []
     for run in runs:
         view = JobView().fold(read_events(str(run / "events.jsonl")))
         job_lock = parity.job_environment(run, read_lock(run / "env") or {})
-        result = parity.judge(nb, dict(view.metrics), notebook_lock, job_lock, app.settings.parity_tolerance)
+        result = parity.judge(nb, dict(view.metrics), notebook_lock, job_lock, ctx.settings.parity_tolerance)
         text = parity.write(run, result, f"{run.name} against {os.path.basename(args.notebook)}")
         failed |= result["verdict"] != "pass"
         results.append({"run": str(run), **result})
@@ -94,8 +105,10 @@ def print_sweep(summary: dict[str, Any], say: Callable[[str], None] = say) -> No
     say(f"sweep {summary['id']}: {summary['size']} tasks: {states}")
     for name, ends in sorted(summary["metrics"].items()):
         low, high = ends["min"], ends["max"]
-        say(f"  {name}: min {low['value']:g} (task {low['index']}), max {high['value']:g} (task {high['index']}), "
-            f"std {ends['std']:.3g} over {ends['tasks']} tasks")  # fmt: skip
+        say(
+            f"  {name}: min {low['value']:g} (task {low['index']}), max {high['value']:g} (task {high['index']}), "
+            f"std {ends['std']:.3g} over {ends['tasks']} tasks"
+        )
         if "seed_std" in ends:
             say(
                 f"    spread from the seed {ends['seed_std']:.3g}; between replicas of one seed {ends['replica_std']:.3g}"
@@ -107,11 +120,14 @@ def print_sweep(summary: dict[str, Any], say: Callable[[str], None] = say) -> No
             say(f"  replicas {tasks}: identical, bit for bit, in every report")
         else:
             values = ", ".join(repr(v) for v in where["values"])
-            say(f"  replicas {tasks}: first diverge at step {where['step']} (report {where['report']}): "
-                f"{where['metric'] or where.get('problem')} = {values}")  # fmt: skip
+            say(
+                f"  replicas {tasks}: first diverge at step {where['step']} (report {where['report']}): "
+                f"{where['metric'] or where.get('problem')} = {values}"
+            )
 
 
-def find_run(job: str, runs_dir: str) -> Any:
+def find_run(job: str, runs_dir: str) -> RunDir:
+    """The run directory ``job`` names: a path, or a job id (its first characters) under ``runs_dir``."""
     from ..rundir import RunDir
 
     if os.path.isdir(job):
@@ -126,7 +142,7 @@ def find_run(job: str, runs_dir: str) -> Any:
     raise JobNotFound(f"{job}: no such run directory or job id (looked in {runs_dir})", subject=job)
 
 
-def reconcile(run: Any, app: Any) -> Any:
+def reconcile(run: RunDir, ctx: CommandContext) -> tuple[JobRecord, JobView]:
     """job.json brought up to date with the job's events and, when still unfinished, its target."""
     from ..events import JobView
     from ..events.authority import job_events
@@ -136,7 +152,7 @@ def reconcile(run: Any, app: Any) -> Any:
     record = run.read()
     view = JobView().fold(job_events(run.path))
     if not view.state.final and record.handle:
-        asyncio.run(check_once(record, run, target_class(record.target)(config=app.config)))
+        asyncio.run(check_once(record, run, target_class(record.target)(config=ctx.config)))
         view = JobView().fold(job_events(run.path))
     if view.seq:
         view.update(record)
@@ -152,14 +168,14 @@ def _skipped(line: str) -> None:
     print(f"jupyter promote: {line}", file=sys.stderr)
 
 
-def cmd_status(args: argparse.Namespace, app: Any) -> int:
+def cmd_status(args: argparse.Namespace, ctx: CommandContext) -> int:
     from ..housekeeping import readable
     from ..rundir import RunDir
 
     if args.job is None:
-        root = Path(app.settings.runs_dir)
+        root = Path(ctx.runs_dir)
         runs = [RunDir(p) for p in root.iterdir()] if root.is_dir() else []
-        read = readable((r for r in runs if r.exists()), lambda r: reconcile(r, app)[0], _skipped)
+        read = readable((r for r in runs if r.exists()), lambda r: reconcile(r, ctx)[0], _skipped)
         rows = sorted((record for _, record in read), key=lambda r: r.created_at, reverse=True)
         if args.json:
             print(json.dumps([r.to_json() for r in rows], indent=2, sort_keys=True))
@@ -171,8 +187,10 @@ def cmd_status(args: argparse.Namespace, app: Any) -> int:
             print(f"{'JOB':<12}  {'STATE':<10} {'REASON':<10} {'TARGET':<10} {'CREATED':<16}  NOTEBOOK")
             for r in rows[:STATUS_ROWS]:
                 created = time.strftime("%Y-%m-%d %H:%M", time.localtime(r.created_at))
-                print(f"{r.id:<12}  {r.state.value:<10} {r.reason or '':<10} {r.target:<10} {created:<16}  "
-                      f"{os.path.basename(r.notebook)}")  # fmt: skip
+                print(
+                    f"{r.id:<12}  {r.state.value:<10} {r.reason or '':<10} {r.target:<10} {created:<16}  "
+                    f"{os.path.basename(r.notebook)}"
+                )
             if len(rows) > STATUS_ROWS:
                 print(f"({STATUS_ROWS} newest of {len(rows)} jobs in {root}; --json lists all)")
         return EXIT_OK
@@ -185,8 +203,8 @@ def cmd_status(args: argparse.Namespace, app: Any) -> int:
         else:
             print_sweep(summary, print)
         return EXIT_OK
-    run = find_run(args.job, app.settings.runs_dir)
-    record, view = reconcile(run, app)
+    run = find_run(args.job, ctx.runs_dir)
+    record, view = reconcile(run, ctx)
     if args.json:
         print(json.dumps(record.to_json(), indent=2, sort_keys=True))
         return EXIT_OK
@@ -206,11 +224,11 @@ def cmd_status(args: argparse.Namespace, app: Any) -> int:
     return EXIT_OK
 
 
-def cmd_logs(args: argparse.Namespace, app: Any) -> int:
+def cmd_logs(args: argparse.Namespace, ctx: CommandContext) -> int:
     from ..events import JobView
     from ..events.authority import job_events
 
-    run = find_run(args.job, app.settings.runs_dir)
+    run = find_run(args.job, ctx.runs_dir)
     offset = 0
     while True:
         try:
@@ -229,18 +247,18 @@ def cmd_logs(args: argparse.Namespace, app: Any) -> int:
         time.sleep(0.5)
 
 
-def cmd_prune(args: argparse.Namespace, app: Any) -> int:
+def cmd_prune(args: argparse.Namespace, ctx: CommandContext) -> int:
     """``jupyter promote prune``: remove finished jobs older than an age (never one still running)."""
     from ..housekeeping import human_size, parse_age, prunable, readable, remove
     from ..launch.group_prune import prunable_groups
     from ..rundir import RunDir
 
-    args.older_than = args.older_than or app.settings.retention or "30d"
+    args.older_than = args.older_than or ctx.settings.retention or "30d"
     older_than = parse_age(args.older_than)
-    root = Path(app.settings.runs_dir)
+    root = Path(ctx.runs_dir)
     runs = [RunDir(p) for p in root.iterdir() if not p.name.startswith(".")] if root.is_dir() else []
     # bring each record up to date first: a job whose kernel died unseen is settled, one still running is kept
-    read = readable((r for r in runs if r.exists()), lambda r: reconcile(r, app)[0], _skipped)
+    read = readable((r for r in runs if r.exists()), lambda r: reconcile(r, ctx)[0], _skipped)
     current = [run for run, record in read if record.state.final]
     found = sorted(prunable(current, older_than, args.state, skipped=_skipped), key=lambda p: p.record.created_at)
     groups = (

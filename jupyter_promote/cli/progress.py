@@ -1,7 +1,14 @@
-"""Live progress of a job on a terminal (stderr): stage, cell N of M, steps/s, alerts as they happen."""
+"""Live progress of a job on a terminal (stderr): stage, cell N of M, steps/s, alerts as they happen.
+
+On a terminal the status is ONE line, rewritten in place and cut to the terminal's width (less one column, so
+the cursor never wraps to a line of its own); notes, alerts and results are whole lines of their own, written
+above it. Elsewhere (a file, a pipe, CI) every line is plain.
+"""
 
 from __future__ import annotations
 
+import os
+import shutil
 import sys
 import time
 from typing import Any, TextIO
@@ -9,6 +16,26 @@ from typing import Any, TextIO
 from ..events import JobView
 
 NON_TTY_STEP_EVERY_S = 5.0
+#: Clears the terminal's line: back to its start, then erase to its end.
+CLEAR_LINE = "\r\x1b[K"
+
+
+def terminal_width(stream: TextIO) -> int:
+    """The columns of the terminal ``stream`` writes to: $COLUMNS when set (as :func:`shutil.get_terminal_size`
+    reads it), else the terminal's own size, else 80."""
+    fallback = shutil.get_terminal_size((80, 24)).columns if os.environ.get("COLUMNS") else 0
+    if fallback > 0:
+        return fallback
+    try:
+        return os.get_terminal_size(stream.fileno()).columns or 80
+    except (AttributeError, OSError, ValueError):
+        return shutil.get_terminal_size((80, 24)).columns
+
+
+def fit(line: str, width: int) -> str:
+    """``line`` cut to ``width - 1`` characters (an ellipsis where it was cut): a full-width line would wrap."""
+    room = max(1, width - 1)
+    return line if len(line) <= room else line[: room - 1] + "…"
 
 
 class TerminalProgress:
@@ -20,6 +47,7 @@ class TerminalProgress:
         self._status_shown = False
         self._last_step_print = 0.0
         self._last_state: str | None = None
+        self._status_line = ""  # the status as last shown, before it was cut to the terminal's width
 
     def stage(self, state: str, message: str) -> None:
         """A stage announced before it starts (freezing: before the freeze, not once its event is followed)."""
@@ -27,19 +55,27 @@ class TerminalProgress:
         self.note(f"[{time.strftime('%H:%M:%S')}] {state}: {message}")
 
     def note(self, text: str) -> None:
+        """A line of its own, above the status line (which is written again under it)."""
+        shown = self._status_shown
         self._clear()
         print(text, file=self.stream, flush=True)
+        if shown and self._status_line:
+            self._show(self._status_line)
 
     def _clear(self) -> None:
         if self.tty and self._status_shown:
-            self.stream.write("\r\x1b[K")
+            self.stream.write(CLEAR_LINE)
             self._status_shown = False
 
     def _status(self, view: JobView) -> None:
         if self.tty:
-            self.stream.write("\r\x1b[K" + _elapsed(view) + _cells_bar(view) + view.progress_line())
-            self.stream.flush()
-            self._status_shown = True
+            self._status_line = _elapsed(view) + _cells_bar(view) + view.progress_line()
+            self._show(self._status_line)
+
+    def _show(self, line: str) -> None:
+        self.stream.write(CLEAR_LINE + fit(line, terminal_width(self.stream)))
+        self.stream.flush()
+        self._status_shown = True
 
     def on_event(self, event: dict[str, Any], view: JobView) -> None:
         kind = event["type"]
@@ -64,7 +100,9 @@ class TerminalProgress:
             self._status(view)
 
     def close(self) -> None:
+        """The status line cleared; what follows starts on a clean line."""
         self._clear()
+        self._status_line = ""
 
 
 BAR_WIDTH = 20

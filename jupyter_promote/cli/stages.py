@@ -7,18 +7,18 @@ import dataclasses
 import json
 import os
 from pathlib import Path
-from typing import Any
 
 from ..errors import EXIT_OK, UsageError
-from .parser import image_request, monitor_settings
+from .context import CommandContext
+from .request import image_request, monitor_settings
 from .signals import say
 
 
-def cmd_freeze(args: argparse.Namespace, app: Any) -> int:
+def cmd_freeze(args: argparse.Namespace, ctx: CommandContext) -> int:
     from ..freeze import freeze, kernel_interpreter, python_interpreter
 
     interpreter = python_interpreter(args.python) if args.python else kernel_interpreter(args.kernel or "python3")
-    env = freeze(interpreter, args.out, env_allowlist=tuple(app.settings.env_allowlist))
+    env = freeze(interpreter, args.out, env_allowlist=tuple(ctx.settings.env_allowlist))
     for warning in env.lock["warnings"]:
         say(f"warning: {warning}")
     say(f"froze {interpreter.display}: {env.summary()} -> {env.lock_path}")
@@ -27,7 +27,7 @@ def cmd_freeze(args: argparse.Namespace, app: Any) -> int:
     return EXIT_OK
 
 
-def cmd_convert(args: argparse.Namespace, app: Any) -> int:
+def cmd_convert(args: argparse.Namespace, ctx: CommandContext) -> int:
     from ..job.convert import convert, write_notebook
     from ..job.notebook import kernel_of, read_notebook
 
@@ -45,16 +45,16 @@ def cmd_convert(args: argparse.Namespace, app: Any) -> int:
     return EXIT_OK
 
 
-def cmd_build(args: argparse.Namespace, app: Any) -> int:
+def cmd_build(args: argparse.Namespace, ctx: CommandContext) -> int:
     import tempfile
 
     from ..freeze import freeze, kernel_interpreter, python_interpreter
     from ..image import ImageBuilder
 
     interpreter = python_interpreter(args.python) if args.python else kernel_interpreter(args.kernel or "python3")
-    builder = ImageBuilder(config=app.config)
+    builder = ImageBuilder(config=ctx.config)
     with tempfile.TemporaryDirectory(prefix="promote-build-") as tmp:
-        env = freeze(interpreter, os.path.join(tmp, "env"), env_allowlist=tuple(app.settings.env_allowlist))
+        env = freeze(interpreter, os.path.join(tmp, "env"), env_allowlist=tuple(ctx.settings.env_allowlist))
         say(f"froze {interpreter.display}: {env.summary()}")
         if args.dry_run:
             plan = builder.plan(env, base_image=args.base_image, registry=args.registry)
