@@ -265,15 +265,33 @@ class Check:
     def promote(self, nb: Path, name: str, *options: str, env: dict[str, str] | None = None) -> Job:
         """``jupyter promote run NB --target local`` into ``runs/NAME``, to its end or its timeout."""
         run_dir = self.work / "runs" / name
-        command = [*self.jupyter, "promote", "run", str(nb), "--target", "local", "--kernel", self.kernel,
-                   "--out", str(run_dir), "--json", *options]  # fmt: skip
+        command = [
+            *self.jupyter,
+            "promote",
+            "run",
+            str(nb),
+            "--target",
+            "local",
+            "--kernel",
+            self.kernel,
+            "--out",
+            str(run_dir),
+            "--json",
+            *options,
+        ]
         return self.run(command, run_dir, env)
 
     def run(self, command: list[str], run_dir: Path, env: dict[str, str] | None = None) -> Job:
         timeout = self.timeout()
         start = time.monotonic()
-        proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                env={**self.env, **(env or {})}, start_new_session=True)  # fmt: skip
+        proc = subprocess.Popen(
+            command,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**self.env, **(env or {})},
+            start_new_session=True,
+        )
         try:
             out, err = proc.communicate(timeout=timeout)
             rc: int | None = proc.returncode
@@ -322,9 +340,11 @@ class Check:
         allocated = max((d.get("allocated") or 0 for d in devices), default=0)
         fields = sorted({key for d in devices for key in d})
         total = max((d.get("memory_total") or 0 for d in devices), default=0)
-        row.seen = (f"{len(devices)} gpu samples; NVML memory_used max {used / GIB:.1f} of {total / GIB:.1f} GiB; "
-                    f"torch allocated max {allocated / GIB:.1f} GiB (block {block / GIB:.1f} GiB); "
-                    f"fields {','.join(fields)}")  # fmt: skip
+        row.seen = (
+            f"{len(devices)} gpu samples; NVML memory_used max {used / GIB:.1f} of {total / GIB:.1f} GiB; "
+            f"torch allocated max {allocated / GIB:.1f} GiB (block {block / GIB:.1f} GiB); "
+            f"fields {','.join(fields)}"
+        )
         row.passed = bool(block) and len(devices) >= 2 and used >= block and allocated >= block
         row.detail = {"samples": devices[-3:], "state": job.record().get("state")}
         if not row.passed:
@@ -337,8 +357,10 @@ class Check:
         job = self.promote(nb, "pressure", *GPU_SAMPLING)
         alerts = [a for a in job.events("alert") if a.get("kind") == "memory" and a.get("finding") == "pressure"]
         fraction = job.record().get("metrics", {}).get("reserved_fraction")
-        row.seen = (f"job {job.record().get('state')}; reserved {fraction if fraction is None else f'{fraction:.1%}'} "
-                    f"of the device; " + (f"alert: {alerts[0].get('message')}" if alerts else "no pressure alert"))  # fmt: skip
+        row.seen = (
+            f"job {job.record().get('state')}; reserved {fraction if fraction is None else f'{fraction:.1%}'} "
+            f"of the device; " + (f"alert: {alerts[0].get('message')}" if alerts else "no pressure alert")
+        )
         row.passed = bool(alerts)
         if not row.passed:
             row.detail["tail"] = job.tail()
@@ -354,8 +376,10 @@ class Check:
         alerts = [a for a in job.events("alert") if a.get("kind") == "memory" and a.get("finding") == "fragmentation"]
         metrics = job.record().get("metrics", {})
         split, reserved = metrics.get("inactive_split") or 0, metrics.get("reserved") or 0
-        numbers = (f"inactive_split {split / GIB:.1f} GiB of {reserved / GIB:.1f} GiB reserved, "
-                   f"alloc_retries {metrics.get('alloc_retries')}")  # fmt: skip
+        numbers = (
+            f"inactive_split {split / GIB:.1f} GiB of {reserved / GIB:.1f} GiB reserved, "
+            f"alloc_retries {metrics.get('alloc_retries')}"
+        )
         if alerts:
             row.seen, row.passed = f"{numbers}; alert: {alerts[0].get('message')}", True
         else:
@@ -370,8 +394,11 @@ class Check:
         alerts = [a for a in job.events("alert") if a.get("kind") == "nan"]
         took = (record.get("finished_at") or 0) - (record.get("started_at") or 0)
         step = alerts[0].get("step") if alerts else None
-        row.seen = (f"{record.get('state')} ({record.get('reason')}) {took:.1f} s after start, "
-                    f"nan alert at step {step}" if alerts else f"{record.get('state')} ({record.get('reason')}), no nan alert")  # fmt: skip
+        row.seen = (
+            f"{record.get('state')} ({record.get('reason')}) {took:.1f} s after start, nan alert at step {step}"
+            if alerts
+            else f"{record.get('state')} ({record.get('reason')}), no nan alert"
+        )
         row.passed = record.get("state") == "failed" and record.get("reason") == "nan" and bool(alerts) and took < 60
         if not row.passed:
             row.detail["tail"] = job.tail()
@@ -388,12 +415,18 @@ class Check:
             bool(agreement[0].get("identical"))
             and len({json.dumps(t.get("metrics"), sort_keys=True) for t in tasks}) == 1
         )
-        nondeterministic = sum(1 for t in tasks for a in read_events(job.run_dir / str(t.get("dir")) / "events.jsonl")
-                               if a.get("type") == "alert" and a.get("kind") == "nondeterministic_op")  # fmt: skip
+        nondeterministic = sum(
+            1
+            for t in tasks
+            for a in read_events(job.run_dir / str(t.get("dir")) / "events.jsonl")
+            if a.get("type") == "alert" and a.get("kind") == "nondeterministic_op"
+        )
         final = [t.get("metrics", {}).get("weight_sum") for t in tasks]
-        row.seen = (f"tasks {states}; weight_sum {final}; identical={identical}"
-                    + (f", first divergence {agreement[0].get('first_divergence')}" if not identical else "")
-                    + f"; {nondeterministic} nondeterministic_op alert(s)")  # fmt: skip
+        row.seen = (
+            f"tasks {states}; weight_sum {final}; identical={identical}"
+            + (f", first divergence {agreement[0].get('first_divergence')}" if not identical else "")
+            + f"; {nondeterministic} nondeterministic_op alert(s)"
+        )
         row.passed = len(tasks) == 2 and all(s == "succeeded" for s in states) and identical
         row.detail = {"replicas": agreement}
         if not row.passed:
@@ -408,9 +441,11 @@ class Check:
         report = job.stdout_json()
         alone, beside = report.get("isolated") or {}, report.get("contended") or {}
         ratio = report.get("steps_per_s_ratio")
-        row.seen = (f"isolated {alone.get('state')} {_num(alone.get('steps_per_s'))} steps/s, contended "
-                    f"{beside.get('state')} {_num(beside.get('steps_per_s'))} steps/s, ratio {_num(ratio)}; "
-                    f"stress {report.get('stress', {}).get('kind')}")  # fmt: skip
+        row.seen = (
+            f"isolated {alone.get('state')} {_num(alone.get('steps_per_s'))} steps/s, contended "
+            f"{beside.get('state')} {_num(beside.get('steps_per_s'))} steps/s, ratio {_num(ratio)}; "
+            f"stress {report.get('stress', {}).get('kind')}"
+        )
         row.passed = alone.get("state") == beside.get("state") == "succeeded" and ratio is not None
         row.detail = {"report": report}
         if not row.passed:
@@ -428,8 +463,17 @@ class Check:
                 out.unlink(missing_ok=True)
                 name = f"overhead-{variant}-{round_no}"
                 if variant == "plain":
-                    command = [sys.executable, "-m", "papermill", str(nb), str(self.work / f"{name}.ipynb"),
-                               "-k", self.kernel, "--cwd", str(nb.parent)]  # fmt: skip
+                    command = [
+                        sys.executable,
+                        "-m",
+                        "papermill",
+                        str(nb),
+                        str(self.work / f"{name}.ipynb"),
+                        "-k",
+                        self.kernel,
+                        "--cwd",
+                        str(nb.parent),
+                    ]
                     job = self.run(command, self.work / "runs" / name, {"BENCH_OUT": str(out)})
                 else:
                     job = self.promote(nb, name, env={"BENCH_OUT": str(out)})
@@ -440,35 +484,47 @@ class Check:
                 rates[variant].append(json.loads(out.read_text())["steps_per_s"])
         plain, promoted = statistics.median(rates["plain"]), statistics.median(rates["promoted"])
         paired = [q / p for p, q in zip(rates["plain"], rates["promoted"], strict=True)]
-        row.seen = (f"plain {plain:.0f} steps/s, promoted {promoted:.0f} steps/s: ratio {promoted / plain:.3f} "
-                    f"(rounds {min(paired):.3f}..{max(paired):.3f}, {rounds} interleaved)")  # fmt: skip
+        row.seen = (
+            f"plain {plain:.0f} steps/s, promoted {promoted:.0f} steps/s: ratio {promoted / plain:.3f} "
+            f"(rounds {min(paired):.3f}..{max(paired):.3f}, {rounds} interleaved)"
+        )
         row.passed = promoted / plain >= OVERHEAD_TARGET
         row.detail = {"steps_per_s": rates}
 
 
 ROWS: list[tuple[str, str, Callable[[Check, Row], None]]] = [
-    ("gpu samples (runtime/gpu.py GpuSampler, monitor -> gpu events)",
-     "gpu events with NVML memory_used/memory_total and torch allocated >= the job's block",
-     Check.nvml),
-    ("memory pressure alert (memory_alerts: pressure)",
-     f"alert kind=memory finding=pressure once the reserved peak > {PRESSURE:.0%} of the device",
-     Check.pressure),
-    ("fragmentation alert (memory_alerts: fragmentation)",
-     "alert kind=memory finding=fragmentation: >30 % of reserved unallocated (inactive splits) and new alloc retries",
-     Check.fragmentation),
-    ("NaN on the device (diverge.ipynb-style)",
-     "job failed, reason nan, a nan alert, within 60 s of start",
-     Check.nan),
-    ("deterministic replicas (run --replicas 2 --deterministic)",
-     "both succeeded, reported metrics identical bit for bit",
-     Check.replicas),
-    ("contention (run --contention gpu)",
-     "isolated and contended runs succeed; steps/s of both and their ratio reported",
-     Check.contention),
-    ("monitor overhead (plain papermill vs promoted, steps/s)",
-     f"promoted/plain >= {OVERHEAD_TARGET} (median of 3 interleaved rounds)",
-     Check.overhead),
-]  # fmt: skip
+    (
+        "gpu samples (runtime/gpu.py GpuSampler, monitor -> gpu events)",
+        "gpu events with NVML memory_used/memory_total and torch allocated >= the job's block",
+        Check.nvml,
+    ),
+    (
+        "memory pressure alert (memory_alerts: pressure)",
+        f"alert kind=memory finding=pressure once the reserved peak > {PRESSURE:.0%} of the device",
+        Check.pressure,
+    ),
+    (
+        "fragmentation alert (memory_alerts: fragmentation)",
+        "alert kind=memory finding=fragmentation: >30 % of reserved unallocated (inactive splits) and new alloc retries",
+        Check.fragmentation,
+    ),
+    ("NaN on the device (diverge.ipynb-style)", "job failed, reason nan, a nan alert, within 60 s of start", Check.nan),
+    (
+        "deterministic replicas (run --replicas 2 --deterministic)",
+        "both succeeded, reported metrics identical bit for bit",
+        Check.replicas,
+    ),
+    (
+        "contention (run --contention gpu)",
+        "isolated and contended runs succeed; steps/s of both and their ratio reported",
+        Check.contention,
+    ),
+    (
+        "monitor overhead (plain papermill vs promoted, steps/s)",
+        f"promoted/plain >= {OVERHEAD_TARGET} (median of 3 interleaved rounds)",
+        Check.overhead,
+    ),
+]
 
 
 def _num(value: Any) -> str:
@@ -483,11 +539,13 @@ def _jupyter_command() -> list[str]:
 
 def probe_cuda() -> dict[str, Any] | None:
     """The device as torch sees it, from a child process (this one never holds a CUDA context); None: no CUDA."""
-    code = ("import json, torch\n"
-            "ok = torch.cuda.is_available()\n"
-            "p = torch.cuda.get_device_properties(0) if ok else None\n"
-            "print(json.dumps({'torch': torch.__version__, 'name': p.name if p else None,"
-            " 'total_gib': round(p.total_memory / 2**30, 1) if p else None}))")  # fmt: skip
+    code = (
+        "import json, torch\n"
+        "ok = torch.cuda.is_available()\n"
+        "p = torch.cuda.get_device_properties(0) if ok else None\n"
+        "print(json.dumps({'torch': torch.__version__, 'name': p.name if p else None,"
+        " 'total_gib': round(p.total_memory / 2**30, 1) if p else None}))"
+    )
     try:
         done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
         info: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
@@ -508,8 +566,11 @@ def print_table(rows: list[Row]) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--kernel", default=os.environ.get("GPU_CHECK_KERNEL", "python3"),
-                        help="kernelspec the jobs run with (default: $GPU_CHECK_KERNEL or python3)")  # fmt: skip
+    parser.add_argument(
+        "--kernel",
+        default=os.environ.get("GPU_CHECK_KERNEL", "python3"),
+        help="kernelspec the jobs run with (default: $GPU_CHECK_KERNEL or python3)",
+    )
     parser.add_argument("--cpu-dry-run", action="store_true", help="device='cpu'; the rows that need CUDA skipped")
     parser.add_argument("--budget", type=float, default=BUDGET_S, help="seconds for the whole check")
     parser.add_argument("--job-timeout", type=float, default=JOB_TIMEOUT_S, help="seconds for one job")
@@ -523,8 +584,11 @@ def main() -> int:
         return 0
     work = Path(tempfile.mkdtemp(prefix="gpu-check-"))
     check = Check(args, work, started)
-    print(f"gpu_check: {device['name']} ({device['total_gib']} GiB), torch {device['torch']}, kernel {args.kernel},"
-          f" work {work}", flush=True)  # fmt: skip
+    print(
+        f"gpu_check: {device['name']} ({device['total_gib']} GiB), torch {device['torch']}, kernel {args.kernel},"
+        f" work {work}",
+        flush=True,
+    )
     rows = []
     for n, (path, expected, fn) in enumerate(ROWS, start=1):
         row = Row(path, expected)
@@ -545,13 +609,20 @@ def main() -> int:
         print(f"gpu_check: row {n} {row.mark} in {row.seconds} s: {row.path}", flush=True)
     print_table(rows)
     failed = sum(1 for r in rows if r.passed is False)
-    result = {"device": device, "mode": "cpu-dry-run" if args.cpu_dry_run else "cuda", "kernel": args.kernel,
-              "seconds": round(time.monotonic() - started, 1), "failed": failed,
-              "rows": [{**asdict(r), "pass": r.mark} for r in rows]}  # fmt: skip
+    result = {
+        "device": device,
+        "mode": "cpu-dry-run" if args.cpu_dry_run else "cuda",
+        "kernel": args.kernel,
+        "seconds": round(time.monotonic() - started, 1),
+        "failed": failed,
+        "rows": [{**asdict(r), "pass": r.mark} for r in rows],
+    }
     target = Path(os.environ["OUT"]) if os.environ.get("OUT") else Path(__file__).resolve().parent.parent
     (target / "gpu_check.json").write_text(json.dumps(result, indent=2, default=str) + "\n")
-    print(f"gpu_check: {len(rows) - failed} of {len(rows)} rows did not fail, in {result['seconds']} s; "
-          f"json in {target / 'gpu_check.json'}")  # fmt: skip
+    print(
+        f"gpu_check: {len(rows) - failed} of {len(rows)} rows did not fail, in {result['seconds']} s; "
+        f"json in {target / 'gpu_check.json'}"
+    )
     if not args.keep:
         shutil.rmtree(work, ignore_errors=True)
     return 1 if failed else 0

@@ -79,8 +79,13 @@ def size(ref: str) -> int:
 
 def promote(*args: str, env: dict[str, str]) -> tuple[float, dict]:
     start = time.perf_counter()
-    result = subprocess.run([str(BIN / "jupyter"), "promote", *args, f"--ImageBuilder.base_image={BASE}"],
-                            capture_output=True, text=True, env=env, check=False)  # fmt: skip
+    result = subprocess.run(
+        [str(BIN / "jupyter"), "promote", *args, f"--ImageBuilder.base_image={BASE}"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
     elapsed = time.perf_counter() - start
     if result.returncode != 0:
         raise SystemExit(f"jupyter promote {' '.join(args)} failed:\n{result.stderr[-2000:]}")
@@ -89,8 +94,12 @@ def promote(*args: str, env: dict[str, str]) -> tuple[float, dict]:
 
 def naive_build(work: Path, tag: str) -> float:
     start = time.perf_counter()
-    subprocess.run([docker_cli(), "build", "-q", "-t", tag, "--secret", f"id=ca,src={CA}", str(work)],
-                   check=True, capture_output=True, env={**os.environ, "DOCKER_BUILDKIT": "1"})  # fmt: skip
+    subprocess.run(
+        [docker_cli(), "build", "-q", "-t", tag, "--secret", f"id=ca,src={CA}", str(work)],
+        check=True,
+        capture_output=True,
+        env={**os.environ, "DOCKER_BUILDKIT": "1"},
+    )
     return time.perf_counter() - start
 
 
@@ -150,14 +159,24 @@ def main() -> None:
     one_naive_cold = naive_build(naive, "jupyter-promote/bench-naive:latest")
     (naive / "requirements.txt").write_text("\n".join(changed_pins) + "\n")
     one_naive = naive_build(naive, "jupyter-promote/bench-naive:latest")
-    print(f"  one-package change ({', '.join(one)}): ours {one_cold:.1f} s cold -> {one_ours:.1f} s; "
-          f"naive {one_naive_cold:.1f} s cold -> {one_naive:.1f} s", flush=True)  # fmt: skip
+    print(
+        f"  one-package change ({', '.join(one)}): ours {one_cold:.1f} s cold -> {one_ours:.1f} s; "
+        f"naive {one_naive_cold:.1f} s cold -> {one_naive:.1f} s",
+        flush=True,
+    )
 
     # unchanged environment: command -> runner running in its container
     kernels = tmp / "jupyter" / "kernels" / "bench-small"
     kernels.mkdir(parents=True)
-    (kernels / "kernel.json").write_text(json.dumps({"argv": [python, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-                                                     "display_name": "bench", "language": "python"}))  # fmt: skip
+    (kernels / "kernel.json").write_text(
+        json.dumps(
+            {
+                "argv": [python, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+                "display_name": "bench",
+                "language": "python",
+            }
+        )
+    )
     nb["metadata"]["kernelspec"] = {"name": "bench-small", "display_name": "bench", "language": "python"}
     job_nb = tmp / "job.ipynb"
     job_nb.write_text(json.dumps(nb))
@@ -165,9 +184,22 @@ def main() -> None:
     for _ in range(3):
         out = tmp / f"run-{len(starts)}"
         start = time.time()
-        subprocess.run([str(BIN / "jupyter"), "promote", "run", str(job_nb), "--target", "docker", "--out", str(out),
-                        f"--ImageBuilder.base_image={BASE}"], env={**env, "JUPYTER_PATH": str(tmp / "jupyter")},
-                       capture_output=True, check=True)  # fmt: skip
+        subprocess.run(
+            [
+                str(BIN / "jupyter"),
+                "promote",
+                "run",
+                str(job_nb),
+                "--target",
+                "docker",
+                "--out",
+                str(out),
+                f"--ImageBuilder.base_image={BASE}",
+            ],
+            env={**env, "JUPYTER_PATH": str(tmp / "jupyter")},
+            capture_output=True,
+            check=True,
+        )
         events = [json.loads(x) for x in (out / "events.jsonl").read_text().splitlines()]
         running = next(e["ts"] for e in events if e["type"] == "status" and e["state"] == "running")
         starts.append(running - start)
@@ -175,23 +207,35 @@ def main() -> None:
     plain_starts = []
     for _ in range(3):
         start = time.time()
-        out = subprocess.run(["docker", "run", "--rm", image, "/opt/promote/runner/bin/python", "-c",
-                              "import time; print(time.time())"], capture_output=True, text=True, check=True)  # fmt: skip
+        out = subprocess.run(
+            ["docker", "run", "--rm", image, "/opt/promote/runner/bin/python", "-c", "import time; print(time.time())"],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         plain_starts.append(float(out.stdout.strip()) - start)
 
     oc, nc = statistics.median(ours_cold), statistics.median(naive_cold)
     ds, dp = statistics.median(starts), statistics.median(plain_starts)
     print()
-    print(f"cold build          ours {oc:6.1f} s   naive {nc:6.1f} s   ratio ours/naive {oc / nc:.2f}   (target <= 1.1)"
-          f"   rounds ours {', '.join(f'{t:.1f}' for t in ours_cold)}; naive {', '.join(f'{t:.1f}' for t in naive_cold)}")  # fmt: skip
-    print(f"notebook-only edit  ours {ours_edit:6.2f} s   ratio ours/our cold {ours_edit / oc:.3f}   (target <= 0.05),"
-          f" {1 if edited.get('built') else 0} builds; naive rebuild {naive_edit:.2f} s")  # fmt: skip
-    print(f"one-package change  ours {one_ours:6.1f} s   ratio to its cold build {one_ours / one_cold:.2f} "
-          f"({'built' if one_info.get('built') else 'not built'});   naive {one_naive:.1f} s   ratio to its cold build "
-          f"{one_naive / one_naive_cold:.2f}")  # fmt: skip
-    print(f"unchanged env       command -> container running: median {ds:.2f} s "
-          f"(runs {', '.join(f'{s:.2f}' for s in starts)});   docker run of the same image -> Python running: "
-          f"median {dp:.2f} s (runs {', '.join(f'{s:.2f}' for s in plain_starts)});   ratio {ds / dp:.2f}")  # fmt: skip
+    print(
+        f"cold build          ours {oc:6.1f} s   naive {nc:6.1f} s   ratio ours/naive {oc / nc:.2f}   (target <= 1.1)"
+        f"   rounds ours {', '.join(f'{t:.1f}' for t in ours_cold)}; naive {', '.join(f'{t:.1f}' for t in naive_cold)}"
+    )
+    print(
+        f"notebook-only edit  ours {ours_edit:6.2f} s   ratio ours/our cold {ours_edit / oc:.3f}   (target <= 0.05),"
+        f" {1 if edited.get('built') else 0} builds; naive rebuild {naive_edit:.2f} s"
+    )
+    print(
+        f"one-package change  ours {one_ours:6.1f} s   ratio to its cold build {one_ours / one_cold:.2f} "
+        f"({'built' if one_info.get('built') else 'not built'});   naive {one_naive:.1f} s   ratio to its cold build "
+        f"{one_naive / one_naive_cold:.2f}"
+    )
+    print(
+        f"unchanged env       command -> container running: median {ds:.2f} s "
+        f"(runs {', '.join(f'{s:.2f}' for s in starts)});   docker run of the same image -> Python running: "
+        f"median {dp:.2f} s (runs {', '.join(f'{s:.2f}' for s in plain_starts)});   ratio {ds / dp:.2f}"
+    )
     print(
         f"image size          ours {size(ref) / 1e6:.0f} MB   naive {size('jupyter-promote/bench-naive:latest') / 1e6:.0f} MB"
     )

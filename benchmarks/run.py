@@ -42,8 +42,10 @@ def plain(notebook: Path, work: Path, env: dict[str, str]) -> tuple[float, float
 
 
 def promoted(notebook: Path, work: Path, env: dict[str, str]) -> tuple[float, float]:
-    return _timed([str(BIN / "jupyter"), "promote", "run", str(notebook), "--json"],
-                  {**env, "JUPYTER_PROMOTE_RUNS_DIR": str(work / "runs")})  # fmt: skip
+    return _timed(
+        [str(BIN / "jupyter"), "promote", "run", str(notebook), "--json"],
+        {**env, "JUPYTER_PROMOTE_RUNS_DIR": str(work / "runs")},
+    )
 
 
 def main() -> None:

@@ -84,8 +84,11 @@ def notebook(path: Path) -> None:
     nb = nbformat.v4.new_notebook()
     params = nbformat.v4.new_code_cell("rate = 200\nseconds = 30")
     params.metadata["tags"] = ["parameters"]
-    nb.cells = [params, nbformat.v4.new_code_cell(EMIT_CELL),
-                nbformat.v4.new_code_cell("import jupyter_promote as promote\npromote.report(written=written)")]  # fmt: skip
+    nb.cells = [
+        params,
+        nbformat.v4.new_code_cell(EMIT_CELL),
+        nbformat.v4.new_code_cell("import jupyter_promote as promote\npromote.report(written=written)"),
+    ]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nbformat.write(nb, str(path))
 
@@ -174,8 +177,13 @@ class Client:
         self.headers = {"Authorization": f"token {TOKEN}"}
 
     async def call(self, method: str, path: str, body: object = None) -> Any:
-        request = HTTPRequest(f"{self.base}/jupyter-promote/{path}", method=method, headers=self.headers,
-                              body=json.dumps(body) if body is not None else None, request_timeout=120)  # fmt: skip
+        request = HTTPRequest(
+            f"{self.base}/jupyter-promote/{path}",
+            method=method,
+            headers=self.headers,
+            body=json.dumps(body) if body is not None else None,
+            request_timeout=120,
+        )
         response = await self.http.fetch(request)
         return json.loads(response.body)
 
@@ -222,11 +230,23 @@ def start_server(args: argparse.Namespace, work: Path, root: Path, port: int) ->
         env["PROMOTE_BENCH_SPOOL"] = str(work / "spool")
     log = open(work / "server.log", "wb")  # noqa: SIM115 (held by the server process for the whole benchmark)
     return subprocess.Popen(
-        [str(BIN / "jupyter"), "server", "--no-browser", "--allow-root", f"--port={port}", "--ServerApp.ip=127.0.0.1",
-         f"--IdentityProvider.token={TOKEN}", f"--ServerApp.root_dir={root}",
-         f"--PromoteExtension.store_path={work / 'jobs.sqlite'}", f"--PromoteExtension.db_url={args.db_url}", *extra],
-        env={**os.environ, **env}, stdout=log, stderr=subprocess.STDOUT,
-    )  # fmt: skip
+        [
+            str(BIN / "jupyter"),
+            "server",
+            "--no-browser",
+            "--allow-root",
+            f"--port={port}",
+            "--ServerApp.ip=127.0.0.1",
+            f"--IdentityProvider.token={TOKEN}",
+            f"--ServerApp.root_dir={root}",
+            f"--PromoteExtension.store_path={work / 'jobs.sqlite'}",
+            f"--PromoteExtension.db_url={args.db_url}",
+            *extra,
+        ],
+        env={**os.environ, **env},
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
 
 
 async def until_all_ended(client: Client, jobs: int, started: asyncio.Event | None) -> list[float]:
@@ -263,9 +283,26 @@ async def bench(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         ws = await websocket_connect(HTTPRequest(f"ws://127.0.0.1:{port}/api/events/subscribe", headers=client.headers))
         listener = asyncio.create_task(bus.listen(ws))
         if not args.kernels:
-            writers = [subprocess.Popen(["nice", "-n", str(args.writers_nice), sys.executable, __file__, "--write", str(work / "spool"), str(k), str(args.writers),
-                                         str(args.jobs), str(args.rate), str(args.seconds)], stdout=subprocess.PIPE)
-                       for k in range(args.writers)]  # fmt: skip
+            writers = [
+                subprocess.Popen(
+                    [
+                        "nice",
+                        "-n",
+                        str(args.writers_nice),
+                        sys.executable,
+                        __file__,
+                        "--write",
+                        str(work / "spool"),
+                        str(k),
+                        str(args.writers),
+                        str(args.jobs),
+                        str(args.rate),
+                        str(args.seconds),
+                    ],
+                    stdout=subprocess.PIPE,
+                )
+                for k in range(args.writers)
+            ]
 
         # the load: from the moment every job runs (cluster: the writers start) until every job has ended
         load_started = asyncio.Event()
@@ -315,22 +352,39 @@ async def bench(args: argparse.Namespace, work: Path) -> dict[str, Any]:
             on_bus += sum(1 for e in bench if (job_id, e["seq"]) in bus.arrivals)
         lat = bus.latencies
         return {
-            "mode": "kernels" if args.kernels else f"cluster ({args.writers} writer processes, nice {args.writers_nice})",
+            "mode": "kernels"
+            if args.kernels
+            else f"cluster ({args.writers} writer processes, nice {args.writers_nice})",
             "store": args.db_url.split("@")[-1] if args.db_url else "sqlite",
-            "jobs": args.jobs, "rate_per_job": args.rate, "seconds": args.seconds, "load_wall_s": round(wall, 1),
-            "failed_jobs": failed, "events_written": written, "events_stored": stored, "events_on_bus": on_bus,
-            "lost_in_store": written - stored, "lost_on_bus": written - on_bus,
-            "stored_twice": duplicates, "on_bus_twice": bus.twice, "bus_messages": bus.messages,
+            "jobs": args.jobs,
+            "rate_per_job": args.rate,
+            "seconds": args.seconds,
+            "load_wall_s": round(wall, 1),
+            "failed_jobs": failed,
+            "events_written": written,
+            "events_stored": stored,
+            "events_on_bus": on_bus,
+            "lost_in_store": written - stored,
+            "lost_on_bus": written - on_bus,
+            "stored_twice": duplicates,
+            "on_bus_twice": bus.twice,
+            "bus_messages": bus.messages,
             "achieved_rate_per_job": round(written / args.jobs / args.seconds, 1),
             "get_jobs_idle_ms": {"p50": round(pct(idle, 0.5) * 1e3, 1), "p99": round(pct(idle, 0.99) * 1e3, 1)},
-            "get_jobs_loaded_ms": {"p50": round(pct(loaded, 0.5) * 1e3, 1), "p99": round(pct(loaded, 0.99) * 1e3, 1),
-                                   "samples": len(loaded)},
-            "event_latency_ms": {"p50": round(pct(lat, 0.5) * 1e3, 1), "p99": round(pct(lat, 0.99) * 1e3, 1),
-                                 "max": round(max(lat, default=float("nan")) * 1e3, 1)},
+            "get_jobs_loaded_ms": {
+                "p50": round(pct(loaded, 0.5) * 1e3, 1),
+                "p99": round(pct(loaded, 0.99) * 1e3, 1),
+                "samples": len(loaded),
+            },
+            "event_latency_ms": {
+                "p50": round(pct(lat, 0.5) * 1e3, 1),
+                "p99": round(pct(lat, 0.99) * 1e3, 1),
+                "max": round(max(lat, default=float("nan")) * 1e3, 1),
+            },
             "server_cpu_s": round(cpu_load, 1),
             "server_cpu_s_per_10k_events": round(cpu_load / max(1, stored) * 1e4, 3),
             "server_cpu_share": round(cpu_load / wall, 2),
-        }  # fmt: skip
+        }
     finally:
         for writer in writers:
             if writer.poll() is None:
@@ -350,14 +404,26 @@ def report(result: dict[str, Any]) -> bool:
     rows = [
         ("events lost (store / bus)", f"{lost[0]} / {lost[1]}", "0", not result["failed_jobs"] and lost == (0, 0)),
         ("events duplicated (store / bus)", f"{twice[0]} / {twice[1]}", "0", twice == (0, 0)),
-        ("event latency p50 / p99, write -> websocket", f"{lat['p50']:.0f} / {lat['p99']:.0f} ms", "p99 < 1000 ms",
-         lat["p99"] < 1000),
+        (
+            "event latency p50 / p99, write -> websocket",
+            f"{lat['p50']:.0f} / {lat['p99']:.0f} ms",
+            "p99 < 1000 ms",
+            lat["p99"] < 1000,
+        ),
         ("GET jobs p50 / p99 under load", f"{get['p50']:.1f} / {get['p99']:.1f} ms", "p99 < 100 ms", get["p99"] < 100),
-        ("GET jobs p50 / p99 idle", f"{result['get_jobs_idle_ms']['p50']:.1f} / {result['get_jobs_idle_ms']['p99']:.1f} ms",
-         "(baseline)", None),
-        ("server CPU per 10,000 events", f"{result['server_cpu_s_per_10k_events']:.2f} s "
-         f"({result['server_cpu_share']:.0%} of a core)", "(reported)", None),
-    ]  # fmt: skip
+        (
+            "GET jobs p50 / p99 idle",
+            f"{result['get_jobs_idle_ms']['p50']:.1f} / {result['get_jobs_idle_ms']['p99']:.1f} ms",
+            "(baseline)",
+            None,
+        ),
+        (
+            "server CPU per 10,000 events",
+            f"{result['server_cpu_s_per_10k_events']:.2f} s ({result['server_cpu_share']:.0%} of a core)",
+            "(reported)",
+            None,
+        ),
+    ]
     print(f"{'figure':46} {'measured':28} {'target':16} ")
     for name, measured, target, ok in rows:
         print(f"{name:46} {measured:28} {target:16} {'' if ok is None else 'met' if ok else 'MISSED'}")
@@ -377,8 +443,9 @@ def main() -> None:
     parser.add_argument("--writers", type=int, default=2, help="writer processes (cluster mode)")
     parser.add_argument("--writers-nice", type=int, default=10, help="niceness of the writer processes (cluster mode)")
     parser.add_argument("--nice", type=int, default=0, help="LocalTarget.nice of the kernels (--kernels)")
-    parser.add_argument("--db-url", default="",
-                        help="the job store's database (c.PromoteExtension.db_url; default: the SQLite file)")  # fmt: skip
+    parser.add_argument(
+        "--db-url", default="", help="the job store's database (c.PromoteExtension.db_url; default: the SQLite file)"
+    )
     args = parser.parse_args()
     args.jobs = args.jobs or (8 if args.kernels else 50)
     with tempfile.TemporaryDirectory(prefix="promote-load-") as tmp:

@@ -77,15 +77,17 @@ async def bench(args: argparse.Namespace, work: Path) -> dict[str, object]:
         scancel(ids)
         await asyncio.sleep(1)
     array, separate = statistics.median(array_s), statistics.median(separate_s)
-    result.update({
-        "rounds": args.rounds,
-        "prepare_sweep_s": round(statistics.median(prepare_s), 3),
-        "accept_all_array_s": round(array, 4),
-        "accept_all_separate_sbatch_s": round(separate, 3),
-        "separate_over_array": round(separate / array, 1),
-        "slurm_commands_per_poll_of_all_tasks": max(c for c, _ in polls),
-        "seconds_per_poll_of_all_tasks": round(statistics.median(s for _, s in polls), 4),
-    })  # fmt: skip
+    result.update(
+        {
+            "rounds": args.rounds,
+            "prepare_sweep_s": round(statistics.median(prepare_s), 3),
+            "accept_all_array_s": round(array, 4),
+            "accept_all_separate_sbatch_s": round(separate, 3),
+            "separate_over_array": round(separate / array, 1),
+            "slurm_commands_per_poll_of_all_tasks": max(c for c, _ in polls),
+            "seconds_per_poll_of_all_tasks": round(statistics.median(s for _, s in polls), 4),
+        }
+    )
     return result
 
 

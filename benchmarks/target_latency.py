@@ -38,8 +38,10 @@ ROOT = Path(__file__).resolve().parent.parent
 KERNEL = ROOT / ".envs" / "small-kernel" / "bin" / "python"
 BASE_IMAGE = os.environ.get("PROMOTE_TEST_BASE_IMAGE", "jupyter-promote/base:bookworm")
 KUBECONFIG = "/etc/promote-kube/user.kubeconfig"
-CELLS = ["import time\nimport jupyter_promote as promote",
-         "for i in range(15):\n    promote.report(i=i)\n    time.sleep(0.2)"]  # fmt: skip
+CELLS = [
+    "import time\nimport jupyter_promote as promote",
+    "for i in range(15):\n    promote.report(i=i)\n    time.sleep(0.2)",
+]
 
 
 def notebook(folder: Path) -> Path:
@@ -48,10 +50,22 @@ def notebook(folder: Path) -> Path:
     argv = [str(KERNEL), "-m", "ipykernel_launcher", "-f", "{connection_file}"]
     (spec / "kernel.json").write_text(json.dumps({"argv": argv, "display_name": "small", "language": "python"}))
     os.environ["JUPYTER_PATH"] = str(folder / "share")
-    nb = {"cells": [{"cell_type": "code", "execution_count": None, "id": f"c{i}", "metadata": {}, "outputs": [],
-                     "source": source} for i, source in enumerate(CELLS)],
-          "metadata": {"kernelspec": {"name": "promote-small", "display_name": "small", "language": "python"}},
-          "nbformat": 4, "nbformat_minor": 5}  # fmt: skip
+    nb = {
+        "cells": [
+            {
+                "cell_type": "code",
+                "execution_count": None,
+                "id": f"c{i}",
+                "metadata": {},
+                "outputs": [],
+                "source": source,
+            }
+            for i, source in enumerate(CELLS)
+        ],
+        "metadata": {"kernelspec": {"name": "promote-small", "display_name": "small", "language": "python"}},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
     path = folder / "nb" / "latency.ipynb"
     path.parent.mkdir()
     path.write_text(json.dumps(nb))
@@ -108,9 +122,11 @@ def main() -> None:
         p95 = lat[min(len(lat) - 1, int(0.95 * len(lat)))]
         ratio_sub = statistics.median(sub) / statistics.median(submit[base])
         ratio_lat = statistics.median(lat) / statistics.median(delays[base])
-        print(f"{name:10} {statistics.median(sub):6.2f} ({min(sub):.2f}..{max(sub):.2f}){'':17} "
-              f"{statistics.median(lat):6.3f}, {p95:.3f}, {len(lat):4d}{'':14} "
-              f"submit x{ratio_sub:.2f}, events x{ratio_lat:.2f}")  # fmt: skip
+        print(
+            f"{name:10} {statistics.median(sub):6.2f} ({min(sub):.2f}..{max(sub):.2f}){'':17} "
+            f"{statistics.median(lat):6.3f}, {p95:.3f}, {len(lat):4d}{'':14} "
+            f"submit x{ratio_sub:.2f}, events x{ratio_lat:.2f}"
+        )
 
 
 if __name__ == "__main__":

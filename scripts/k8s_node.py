@@ -63,8 +63,19 @@ def quantity(text: str | None) -> float:
     if not match:
         raise ValueError(f"not a quantity: {text}")
     number, suffix = float(match.group(1)), match.group(2)
-    factors = {"": 1, "m": 1e-3, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12,
-               "Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30, "Ti": 1 << 40}  # fmt: skip
+    factors = {
+        "": 1,
+        "m": 1e-3,
+        "k": 1e3,
+        "K": 1e3,
+        "M": 1e6,
+        "G": 1e9,
+        "T": 1e12,
+        "Ki": 1 << 10,
+        "Mi": 1 << 20,
+        "Gi": 1 << 30,
+        "Ti": 1 << 40,
+    }
     if suffix not in factors:
         raise ValueError(f"not a quantity: {text}")
     return number * factors[suffix]
@@ -97,19 +108,42 @@ class Agent:
     def heartbeat(self) -> None:
         capacity = {"cpu": str(self.cpus), "memory": str(self.memory), "pods": "110"}
         info = os.uname()
-        self.core.patch_node_status(NODE, {"status": {
-            "capacity": capacity, "allocatable": capacity,
-            "addresses": [{"type": "InternalIP", "address": "127.0.0.1"}, {"type": "Hostname", "address": NODE}],
-            "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
-            "nodeInfo": {"machineID": "promote", "systemUUID": "promote", "bootID": "promote",
-                         "kernelVersion": info.release, "osImage": "Debian GNU/Linux 12",
-                         "containerRuntimeVersion": "docker://" + self.engine.version()["Version"],
-                         "kubeletVersion": "v1.20.2", "kubeProxyVersion": "v1.20.2",
-                         "operatingSystem": "linux", "architecture": "amd64"},
-            "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
-                            "message": "the promote node agent is running", "lastHeartbeatTime": now(),
-                            "lastTransitionTime": now()}],
-        }})  # fmt: skip
+        self.core.patch_node_status(
+            NODE,
+            {
+                "status": {
+                    "capacity": capacity,
+                    "allocatable": capacity,
+                    "addresses": [
+                        {"type": "InternalIP", "address": "127.0.0.1"},
+                        {"type": "Hostname", "address": NODE},
+                    ],
+                    "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
+                    "nodeInfo": {
+                        "machineID": "promote",
+                        "systemUUID": "promote",
+                        "bootID": "promote",
+                        "kernelVersion": info.release,
+                        "osImage": "Debian GNU/Linux 12",
+                        "containerRuntimeVersion": "docker://" + self.engine.version()["Version"],
+                        "kubeletVersion": "v1.20.2",
+                        "kubeProxyVersion": "v1.20.2",
+                        "operatingSystem": "linux",
+                        "architecture": "amd64",
+                    },
+                    "conditions": [
+                        {
+                            "type": "Ready",
+                            "status": "True",
+                            "reason": "KubeletReady",
+                            "message": "the promote node agent is running",
+                            "lastHeartbeatTime": now(),
+                            "lastTransitionTime": now(),
+                        }
+                    ],
+                }
+            },
+        )
 
     def heartbeats(self) -> None:
         while True:
@@ -144,8 +178,12 @@ class Agent:
                 why = "Insufficient cpu" if used_cpu + cpu > self.cpus + 1e-9 else "Insufficient memory"
                 self._unschedulable(pod, f"0/1 nodes are available: 1 {why}.")
                 continue
-            binding = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": pod.metadata.name},
-                       "target": {"apiVersion": "v1", "kind": "Node", "name": NODE}}  # fmt: skip
+            binding = {
+                "apiVersion": "v1",
+                "kind": "Binding",
+                "metadata": {"name": pod.metadata.name},
+                "target": {"apiVersion": "v1", "kind": "Node", "name": NODE},
+            }
             try:
                 self.core.create_namespaced_binding(pod.metadata.namespace, binding, _preload_content=False)
             except ApiException as exc:
@@ -157,21 +195,43 @@ class Agent:
         for cond in pod.status.conditions or []:
             if cond.type == "PodScheduled" and cond.message == message:
                 return
-        self.core.patch_namespaced_pod_status(pod.metadata.name, pod.metadata.namespace, {"status": {
-            "phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
-                                                "message": message, "lastTransitionTime": now()}]}})  # fmt: skip
+        self.core.patch_namespaced_pod_status(
+            pod.metadata.name,
+            pod.metadata.namespace,
+            {
+                "status": {
+                    "phase": "Pending",
+                    "conditions": [
+                        {
+                            "type": "PodScheduled",
+                            "status": "False",
+                            "reason": "Unschedulable",
+                            "message": message,
+                            "lastTransitionTime": now(),
+                        }
+                    ],
+                }
+            },
+        )
 
     # -- the kubelet's part: this node's pods -------------------------------------------------------------
     def run_pods(self) -> None:
         self._adopt()
         while True:
             try:
-                stream = watch.Watch().stream(self.core.list_pod_for_all_namespaces,
-                                              field_selector=f"spec.nodeName={NODE}", timeout_seconds=300)  # fmt: skip
+                stream = watch.Watch().stream(
+                    self.core.list_pod_for_all_namespaces, field_selector=f"spec.nodeName={NODE}", timeout_seconds=300
+                )
                 for event in stream:
                     pod = event["object"]
-                    log.info("%s pod %s/%s (%s%s)", event["type"].lower(), pod.metadata.namespace, pod.metadata.name,
-                             pod.status.phase, ", being deleted" if pod.metadata.deletion_timestamp else "")  # fmt: skip
+                    log.info(
+                        "%s pod %s/%s (%s%s)",
+                        event["type"].lower(),
+                        pod.metadata.namespace,
+                        pod.metadata.name,
+                        pod.status.phase,
+                        ", being deleted" if pod.metadata.deletion_timestamp else "",
+                    )
                     if event["type"] == "DELETED":
                         self._remove_container(pod.metadata.uid)
                     elif pod.metadata.deletion_timestamp:
@@ -210,9 +270,22 @@ class Agent:
                 raise
 
     def _waiting(self, pod: Any, spec: Any, reason: str, message: str) -> None:
-        self._status(pod, {"phase": "Pending", "containerStatuses": [{
-            "name": spec.name, "image": spec.image, "imageID": "", "ready": False, "restartCount": 0,
-            "state": {"waiting": {"reason": reason, "message": message}}}]})  # fmt: skip
+        self._status(
+            pod,
+            {
+                "phase": "Pending",
+                "containerStatuses": [
+                    {
+                        "name": spec.name,
+                        "image": spec.image,
+                        "imageID": "",
+                        "ready": False,
+                        "restartCount": 0,
+                        "state": {"waiting": {"reason": reason, "message": message}},
+                    }
+                ],
+            },
+        )
 
     def _run(self, pod: Any) -> None:
         spec = pod.spec.containers[0]
@@ -229,15 +302,32 @@ class Agent:
             self._waiting(pod, spec, "RunContainerError", str(exc.explanation or exc)[:500])
             return
         container.reload()
-        self._status(pod, {"phase": "Running", "hostIP": "127.0.0.1", "podIP": "127.0.0.1",
-                           "startTime": now(), "conditions": [
-                               {"type": "Ready", "status": "True", "lastTransitionTime": now()},
-                               {"type": "ContainersReady", "status": "True", "lastTransitionTime": now()},
-                               {"type": "Initialized", "status": "True", "lastTransitionTime": now()}],
-                           "containerStatuses": [{
-                               "name": spec.name, "image": spec.image, "imageID": container.image.id,
-                               "containerID": f"docker://{container.id}", "ready": True, "restartCount": 0,
-                               "started": True, "state": {"running": {"startedAt": now()}}}]})  # fmt: skip
+        self._status(
+            pod,
+            {
+                "phase": "Running",
+                "hostIP": "127.0.0.1",
+                "podIP": "127.0.0.1",
+                "startTime": now(),
+                "conditions": [
+                    {"type": "Ready", "status": "True", "lastTransitionTime": now()},
+                    {"type": "ContainersReady", "status": "True", "lastTransitionTime": now()},
+                    {"type": "Initialized", "status": "True", "lastTransitionTime": now()},
+                ],
+                "containerStatuses": [
+                    {
+                        "name": spec.name,
+                        "image": spec.image,
+                        "imageID": container.image.id,
+                        "containerID": f"docker://{container.id}",
+                        "ready": True,
+                        "restartCount": 0,
+                        "started": True,
+                        "state": {"running": {"startedAt": now()}},
+                    }
+                ],
+            },
+        )
         self._wait(pod, container)
 
     def _pull(self, pod: Any, spec: Any) -> None:
@@ -273,35 +363,55 @@ class Agent:
             elif volume.config_map is not None or volume.secret is not None:
                 self._project(pod, volume, where)
             else:
-                raise _Waiting("CreateContainerConfigError", f"volume {volume.name}: only configMap, secret and "
-                               "emptyDir volumes are supported by this node")  # fmt: skip
+                raise _Waiting(
+                    "CreateContainerConfigError",
+                    f"volume {volume.name}: only configMap, secret and emptyDir volumes are supported by this node",
+                )
             volumes[volume.name] = where
         mounts = []
         for mount in spec.volume_mounts or []:
             if mount.name not in volumes:
                 raise _Waiting("CreateContainerConfigError", f"volume mount {mount.name}: no such volume")
-            mounts.append(docker.types.Mount(mount.mount_path, str(volumes[mount.name]), type="bind",
-                                             read_only=bool(mount.read_only)))  # fmt: skip
+            mounts.append(
+                docker.types.Mount(
+                    mount.mount_path, str(volumes[mount.name]), type="bind", read_only=bool(mount.read_only)
+                )
+            )
         env = {}
         for var in spec.env or []:
             if var.value_from is not None:
                 field = var.value_from.field_ref.field_path if var.value_from.field_ref else None
-                values = {"metadata.name": pod.metadata.name, "metadata.namespace": pod.metadata.namespace,
-                          "spec.nodeName": NODE, "metadata.uid": uid}  # fmt: skip
+                values = {
+                    "metadata.name": pod.metadata.name,
+                    "metadata.namespace": pod.metadata.namespace,
+                    "spec.nodeName": NODE,
+                    "metadata.uid": uid,
+                }
                 if field not in values:
-                    raise _Waiting("CreateContainerConfigError", f"env {var.name}: only fieldRef to "
-                                   f"{', '.join(values)} is supported by this node")  # fmt: skip
+                    raise _Waiting(
+                        "CreateContainerConfigError",
+                        f"env {var.name}: only fieldRef to {', '.join(values)} is supported by this node",
+                    )
                 env[var.name] = values[field]
             else:
                 env[var.name] = var.value or ""
         limits = (spec.resources.limits if spec.resources else None) or {}
         kwargs: dict[str, Any] = {
-            "entrypoint": spec.command, "command": spec.args, "working_dir": spec.working_dir,
-            "environment": env, "mounts": mounts, "network_mode": "none", "hostname": pod.metadata.name,
-            "labels": {LABEL_UID: uid, LABEL_NAME: pod.metadata.name, LABEL_NAMESPACE: pod.metadata.namespace,
-                       "io.kubernetes.container.name": spec.name},
+            "entrypoint": spec.command,
+            "command": spec.args,
+            "working_dir": spec.working_dir,
+            "environment": env,
+            "mounts": mounts,
+            "network_mode": "none",
+            "hostname": pod.metadata.name,
+            "labels": {
+                LABEL_UID: uid,
+                LABEL_NAME: pod.metadata.name,
+                LABEL_NAMESPACE: pod.metadata.namespace,
+                "io.kubernetes.container.name": spec.name,
+            },
             "detach": True,
-        }  # fmt: skip
+        }
         if limits.get("memory"):
             kwargs["mem_limit"] = kwargs["memswap_limit"] = int(quantity(limits["memory"]))
         if limits.get("cpu"):
@@ -328,8 +438,9 @@ class Agent:
                 files = {k: base64.b64decode(v) for k, v in (obj.data or {}).items()}
         except ApiException as exc:
             if exc.status == 404 and not source.optional:
-                raise _Waiting("CreateContainerConfigError", f"{'configmap' if volume.config_map else 'secret'} "
-                               f"{name!r} not found") from None  # fmt: skip
+                raise _Waiting(
+                    "CreateContainerConfigError", f"{'configmap' if volume.config_map else 'secret'} {name!r} not found"
+                ) from None
             raise
         items = {item.key: item.path for item in (source.items or [])} or {key: key for key in files}
         for key, path in items.items():
@@ -345,14 +456,41 @@ class Agent:
         code = int(result.get("StatusCode", state.get("ExitCode", -1)))
         reason = "OOMKilled" if state.get("OOMKilled") else ("Completed" if code == 0 else "Error")
         spec = pod.spec.containers[0]
-        self._status(pod, {"phase": "Succeeded" if code == 0 else "Failed", "conditions": [
-            {"type": "Ready", "status": "False", "reason": "PodCompleted", "lastTransitionTime": now()},
-            {"type": "ContainersReady", "status": "False", "reason": "PodCompleted", "lastTransitionTime": now()}],
-            "containerStatuses": [{
-                "name": spec.name, "image": spec.image, "imageID": container.image.id,
-                "containerID": f"docker://{container.id}", "ready": False, "restartCount": 0, "started": False,
-                "state": {"terminated": {"exitCode": code, "reason": reason, "startedAt": state.get("StartedAt"),
-                                         "finishedAt": now(), "containerID": f"docker://{container.id}"}}}]})  # fmt: skip
+        self._status(
+            pod,
+            {
+                "phase": "Succeeded" if code == 0 else "Failed",
+                "conditions": [
+                    {"type": "Ready", "status": "False", "reason": "PodCompleted", "lastTransitionTime": now()},
+                    {
+                        "type": "ContainersReady",
+                        "status": "False",
+                        "reason": "PodCompleted",
+                        "lastTransitionTime": now(),
+                    },
+                ],
+                "containerStatuses": [
+                    {
+                        "name": spec.name,
+                        "image": spec.image,
+                        "imageID": container.image.id,
+                        "containerID": f"docker://{container.id}",
+                        "ready": False,
+                        "restartCount": 0,
+                        "started": False,
+                        "state": {
+                            "terminated": {
+                                "exitCode": code,
+                                "reason": reason,
+                                "startedAt": state.get("StartedAt"),
+                                "finishedAt": now(),
+                                "containerID": f"docker://{container.id}",
+                            }
+                        },
+                    }
+                ],
+            },
+        )
         self.wake.set()  # its CPUs are free for pods waiting to be placed
 
     def _delete(self, pod: Any) -> None:
@@ -399,8 +537,9 @@ class Agent:
                     return
                 namespace, name, _container = match.groups()
                 query = urllib.parse.parse_qs(url.query)
-                containers = agent.engine.containers.list(all=True, filters={"label": [
-                    f"{LABEL_NAME}={name}", f"{LABEL_NAMESPACE}={namespace}"]})  # fmt: skip
+                containers = agent.engine.containers.list(
+                    all=True, filters={"label": [f"{LABEL_NAME}={name}", f"{LABEL_NAMESPACE}={namespace}"]}
+                )
                 if not containers:
                     self.send_error(404, f"no container for pod {namespace}/{name}")
                     return

@@ -233,8 +233,11 @@ def registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     storage = tmp_path_factory.mktemp("registry")
-    proc = subprocess.Popen(["bash", str(ROOT / "scripts" / "registry.sh"), str(port), str(storage)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    proc = subprocess.Popen(
+        ["bash", str(ROOT / "scripts" / "registry.sh"), str(port), str(storage)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     for _ in range(100):
         try:
             urllib.request.urlopen(f"http://127.0.0.1:{port}/v2/", timeout=1)

@@ -89,9 +89,17 @@ def summary() -> list[str]:
     """The figures as lines, zeros included where a fault could have broken something."""
     if not FIGURES:
         return []
-    keys = ("faults injected", "jobs checked", "jobs left non-terminal", "jobs ended without a reason",
-            "events lost", "events duplicated", "job.json disagreeing with the store", "fuzz requests",
-            "500s in the fuzz")  # fmt: skip
+    keys = (
+        "faults injected",
+        "jobs checked",
+        "jobs left non-terminal",
+        "jobs ended without a reason",
+        "events lost",
+        "events duplicated",
+        "job.json disagreeing with the store",
+        "fuzz requests",
+        "500s in the fuzz",
+    )
     lines = [f"{key}: {FIGURES[key]}" for key in keys]
     lines += [f"{key}: {count}" for key, count in sorted(FIGURES.items()) if key not in keys]  # e.g. the channel fuzz
     lines.append("fault kinds: " + ", ".join(sorted(KINDS)))

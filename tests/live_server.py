@@ -23,11 +23,19 @@ class Server:
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
-        self.args = [str(BIN / "jupyter"), "server", "--no-browser", "--allow-root", f"--port={self.port}",
-                     "--ServerApp.ip=127.0.0.1", f"--IdentityProvider.token={TOKEN}", f"--ServerApp.root_dir={root}",
-                     # the store: an SQLite file, or a database server's URL
-                     f"--PromoteExtension.{'db_url' if '://' in str(store) else 'store_path'}={store}",
-                     *extra_args]  # fmt: skip
+        self.args = [
+            str(BIN / "jupyter"),
+            "server",
+            "--no-browser",
+            "--allow-root",
+            f"--port={self.port}",
+            "--ServerApp.ip=127.0.0.1",
+            f"--IdentityProvider.token={TOKEN}",
+            f"--ServerApp.root_dir={root}",
+            # the store: an SQLite file, or a database server's URL
+            f"--PromoteExtension.{'db_url' if '://' in str(store) else 'store_path'}={store}",
+            *extra_args,
+        ]
         self.url = f"http://127.0.0.1:{self.port}"
         self.env = {**os.environ, "JUPYTER_PROMOTE_RUNS_DIR": str(runs)}
         self.log = log

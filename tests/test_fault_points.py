@@ -86,8 +86,11 @@ class Live:
     def start_sleeping(self, target: str, timeout: float, **body) -> str:
         """A job of hang.ipynb on ``target``, once its sleeping cell runs: its id."""
         job_id = self.call("POST", "jobs", body={"notebook": "hang.ipynb", "target": target, **body})["id"]
-        wait_for(lambda: any(e["type"] == "cell" and "sleep" in str(e.get("source")) for e in self.events(job_id)),
-                 timeout, "the job's cell to run")  # fmt: skip
+        wait_for(
+            lambda: any(e["type"] == "cell" and "sleep" in str(e.get("source")) for e in self.events(job_id)),
+            timeout,
+            "the job's cell to run",
+        )
         return job_id
 
     def killed_and_restarted(self, job_id: str, what: str) -> dict:
@@ -135,8 +138,9 @@ def test_server_killed_while_the_job_is_prepared(live):
 
 def test_server_killed_while_the_kernel_starts(live):
     # Given a job submitted whose kernel is starting
-    job_id = live.call("POST", "jobs", body={"notebook": "hang.ipynb", "kernel": "slow",
-                                             "parameters": {"seconds": 2}})["id"]  # fmt: skip
+    job_id = live.call("POST", "jobs", body={"notebook": "hang.ipynb", "kernel": "slow", "parameters": {"seconds": 2}})[
+        "id"
+    ]
     wait_for(lambda: live.call("GET", "jobs", job_id)["state"] == "running", 60, "the runner to start")
     assert not any(e["type"] == "cell" for e in live.events(job_id))
     live.kill()
@@ -148,8 +152,9 @@ def test_server_killed_while_the_kernel_starts(live):
 
 def test_server_killed_as_the_job_finishes(live):
     # Given a job whose cells have all run and whose environment is being recorded
-    job_id = live.call("POST", "jobs", body={"notebook": "hang.ipynb", "kernel": "slow",
-                                             "parameters": {"seconds": 1}})["id"]  # fmt: skip
+    job_id = live.call("POST", "jobs", body={"notebook": "hang.ipynb", "kernel": "slow", "parameters": {"seconds": 1}})[
+        "id"
+    ]
     wait_for(lambda: any(e["type"] == "artifacts" for e in live.events(job_id)), 90, "the cells to end")
     live.kill()
     fault_ledger.injected("server SIGKILL as the job finishes")
@@ -163,8 +168,9 @@ def test_server_killed_as_the_job_finishes(live):
 def test_runner_killed(live, point):
     # Given a job at one point of its life
     seconds = 600 if point == "cell running" else 1
-    job_id = live.call("POST", "jobs", body={"notebook": "hang.ipynb", "kernel": "slow",
-                                             "parameters": {"seconds": seconds}})["id"]  # fmt: skip
+    job_id = live.call(
+        "POST", "jobs", body={"notebook": "hang.ipynb", "kernel": "slow", "parameters": {"seconds": seconds}}
+    )["id"]
     pid = live.runner_pid(job_id)
     reached = {
         "kernel starting": lambda: live.call("GET", "jobs", job_id)["state"] == "running",
@@ -190,8 +196,11 @@ def test_a_stopped_runner_is_reported_then_its_job_failed_unresponsive(live):
     # Given a running job
     job_id = live.call("POST", "jobs", body={"notebook": "hang.ipynb", "monitor": MONITOR})["id"]
     pid = live.runner_pid(job_id)
-    wait_for(lambda: any(e["type"] == "heartbeat" and e.get("source") == "runner" for e in live.events(job_id)),
-             60, "the runner's pulse")  # fmt: skip
+    wait_for(
+        lambda: any(e["type"] == "heartbeat" and e.get("source") == "runner" for e in live.events(job_id)),
+        60,
+        "the runner's pulse",
+    )
     # When its runner is stopped (SIGSTOP) and never continued
     os.kill(pid, signal.SIGSTOP)
     fault_ledger.injected("runner SIGSTOP")
@@ -200,24 +209,34 @@ def test_a_stopped_runner_is_reported_then_its_job_failed_unresponsive(live):
     assert record["reason"] == "unresponsive" and "runner sent nothing" in record["message"], record
     alerts = [e for e in live.events(job_id) if e["type"] == "alert" and e["kind"] == "runner_silent"]
     assert len(alerts) == 1
-    wait_for(lambda: subprocess.run(["kill", "-0", str(pid)], capture_output=True).returncode != 0, 30,
-             "the stopped runner to be killed")  # fmt: skip
+    wait_for(
+        lambda: subprocess.run(["kill", "-0", str(pid)], capture_output=True).returncode != 0,
+        30,
+        "the stopped runner to be killed",
+    )
 
 
 def test_a_runner_stopped_for_a_while_only_raises_an_alert(live):
     # Given a running job with a longer stall timeout
     monitor = {**MONITOR, "stall_timeout_s": 40}
-    job_id = live.call("POST", "jobs", body={"notebook": "hang.ipynb", "monitor": monitor,
-                                             "parameters": {"seconds": 15}})["id"]  # fmt: skip
+    job_id = live.call(
+        "POST", "jobs", body={"notebook": "hang.ipynb", "monitor": monitor, "parameters": {"seconds": 15}}
+    )["id"]
     pid = live.runner_pid(job_id)
-    wait_for(lambda: any(e["type"] == "heartbeat" and e.get("source") == "runner" for e in live.events(job_id)),
-             60, "the runner's pulse")  # fmt: skip
+    wait_for(
+        lambda: any(e["type"] == "heartbeat" and e.get("source") == "runner" for e in live.events(job_id)),
+        60,
+        "the runner's pulse",
+    )
     # When its runner is stopped long enough to be reported, then continued
     os.kill(pid, signal.SIGSTOP)
     fault_ledger.injected("runner SIGSTOP, then SIGCONT")
     try:
-        wait_for(lambda: any(e["type"] == "alert" and e["kind"] == "runner_silent" for e in live.events(job_id)),
-                 30, "the silence to be reported")  # fmt: skip
+        wait_for(
+            lambda: any(e["type"] == "alert" and e["kind"] == "runner_silent" for e in live.events(job_id)),
+            30,
+            "the silence to be reported",
+        )
     finally:
         os.kill(pid, signal.SIGCONT)
     # Then the job goes on to succeed
@@ -234,11 +253,13 @@ def test_server_killed_while_the_job_is_queued_on_slurm(tmp_path, small_kernel, 
     live.server.start()
     try:
         # Given the node's 2 CPUs taken by one job, and a second job waiting in the queue
-        busy = live.call("POST", "jobs", body={"notebook": "hang.ipynb", "target": "slurm",
-                                               "resources": {"cpus": 2}})["id"]  # fmt: skip
+        busy = live.call("POST", "jobs", body={"notebook": "hang.ipynb", "target": "slurm", "resources": {"cpus": 2}})[
+            "id"
+        ]
         wait_for(lambda: live.call("GET", "jobs", busy)["state"] == "running", 300, "the first job to run")
-        waiting = live.call("POST", "jobs", body={"notebook": "success.ipynb", "target": "slurm",
-                                                  "resources": {"cpus": 2}})["id"]  # fmt: skip
+        waiting = live.call(
+            "POST", "jobs", body={"notebook": "success.ipynb", "target": "slurm", "resources": {"cpus": 2}}
+        )["id"]
         wait_for(lambda: any(e.get("reason") == "resources" for e in live.events(waiting)), 120, "the queue's reason")
         # When the server is killed outright and started again
         live.kill()

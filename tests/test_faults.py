@@ -24,10 +24,15 @@ def bogus_notebook(folder):
         "import os\nwith open(os.environ['PROMOTE_EVENTS'], 'a') as f:\n    f.write(" + repr(BOGUS + "\n") + ")",
         "from jupyter_promote import report\nreport(after=1)",
     ]
-    nb = {"cells": [{"cell_type": "code", "execution_count": None, "id": f"c{i}", "metadata": {}, "outputs": [],
-                     "source": s} for i, s in enumerate(cells)],
-          "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
-          "nbformat": 4, "nbformat_minor": 5}  # fmt: skip
+    nb = {
+        "cells": [
+            {"cell_type": "code", "execution_count": None, "id": f"c{i}", "metadata": {}, "outputs": [], "source": s}
+            for i, s in enumerate(cells)
+        ],
+        "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
     path = folder / "bogus.ipynb"
     path.write_text(json.dumps(nb))
     return path
@@ -185,10 +190,15 @@ async def test_a_full_disk_settles_the_job_and_nothing_half_written_is_served(sm
 
     # Given a notebook that fills the disk of its run directory, then goes on
     cells = [FILL_DISK, "import time\nfor i in range(5):\n    print('still here', i)\n    time.sleep(1)"]
-    nb = {"cells": [{"cell_type": "code", "execution_count": None, "id": f"c{i}", "metadata": {}, "outputs": [],
-                     "source": s} for i, s in enumerate(cells)],
-          "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
-          "nbformat": 4, "nbformat_minor": 5}  # fmt: skip
+    nb = {
+        "cells": [
+            {"cell_type": "code", "execution_count": None, "id": f"c{i}", "metadata": {}, "outputs": [], "source": s}
+            for i, s in enumerate(cells)
+        ],
+        "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
     (jp_root_dir / "fill.ipynb").write_text(json.dumps(nb))
     # When it is promoted
     _, body = await api(jp_fetch, "jobs", method="POST", body={"notebook": "fill.ipynb"})
@@ -227,8 +237,16 @@ async def test_a_cancel_that_comes_while_the_target_takes_the_job_is_not_lost(tm
     manager = JobManager(store, Launcher(settings, make_target=lambda name: SlowToTake()))
     notebook = bogus_notebook(tmp_path / "nb")
     nb = json.loads(notebook.read_text())
-    nb["cells"] = [{"cell_type": "code", "execution_count": None, "id": "s", "metadata": {}, "outputs": [],
-                    "source": "import time\ntime.sleep(60)"}]  # fmt: skip
+    nb["cells"] = [
+        {
+            "cell_type": "code",
+            "execution_count": None,
+            "id": "s",
+            "metadata": {},
+            "outputs": [],
+            "source": "import time\ntime.sleep(60)",
+        }
+    ]
     notebook.write_text(json.dumps(nb))
     try:
         job_id = await manager.submit(PromoteRequest(notebook=str(notebook), target="local"))
@@ -250,9 +268,10 @@ def test_a_kernel_killed_as_the_oom_killer_kills_it_is_named_not_left_running(cl
     # Given a notebook whose kernel is killed with SIGKILL in its second cell (what the OOM killer sends)
     notebook = bogus_notebook(tmp_path / "nb")
     nb = json.loads(notebook.read_text())
-    nb["cells"] = [{"cell_type": "code", "execution_count": None, "id": f"c{i}", "metadata": {}, "outputs": [],
-                    "source": s} for i, s in enumerate(["x = 1", "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)",
-                                                        "print('never')"])]  # fmt: skip
+    nb["cells"] = [
+        {"cell_type": "code", "execution_count": None, "id": f"c{i}", "metadata": {}, "outputs": [], "source": s}
+        for i, s in enumerate(["x = 1", "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)", "print('never')"])
+    ]
     notebook.write_text(json.dumps(nb))
     done = cli("run", str(notebook))
     # Then the job failed, killed, in the cell that was running, and says so in its last line
@@ -274,8 +293,9 @@ def test_a_cell_nested_too_deeply_is_reported_not_fatal():
     assert ("syntax", 1) in found and ("undefined", 2) in found
 
 
-async def test_a_kernel_that_hangs_answers_the_dialogs_preview_with_one_line_soon(jp_fetch, jp_root_dir, tmp_path,
-                                                                                  monkeypatch):  # fmt: skip
+async def test_a_kernel_that_hangs_answers_the_dialogs_preview_with_one_line_soon(
+    jp_fetch, jp_root_dir, tmp_path, monkeypatch
+):
     # Given a notebook whose kernel's interpreter never answers (a hung network mount, a broken conda hook)
     from jupyter_promote.server import preview
 
@@ -284,8 +304,9 @@ async def test_a_kernel_that_hangs_answers_the_dialogs_preview_with_one_line_soo
     wrapper.chmod(0o755)
     spec = tmp_path / "share" / "kernels" / "hung"
     spec.mkdir(parents=True)
-    (spec / "kernel.json").write_text(json.dumps({"argv": [str(wrapper), "-f", "{connection_file}"],
-                                                  "display_name": "hung", "language": "python"}))  # fmt: skip
+    (spec / "kernel.json").write_text(
+        json.dumps({"argv": [str(wrapper), "-f", "{connection_file}"], "display_name": "hung", "language": "python"})
+    )
     monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "share"))
     monkeypatch.setattr(preview, "PREVIEW_TIMEOUT_S", 3.0)
     bogus_notebook(jp_root_dir)

@@ -50,8 +50,14 @@ bodies = st.fixed_dictionaries(
         "max_parallel": values,
     },
 )
-RAW = ['{"notebook": "success.ipynb", "parameters": {"lr": NaN}}', '{"notebook": "success.ipynb", "resources": {"cpus": 1e999}}',
-       "[" * 5000 + "]" * 5000, '{"notebook": ', "\xff\xfe", '{"notebook": "success.ipynb"} trailing']  # fmt: skip
+RAW = [
+    '{"notebook": "success.ipynb", "parameters": {"lr": NaN}}',
+    '{"notebook": "success.ipynb", "resources": {"cpus": 1e999}}',
+    "[" * 5000 + "]" * 5000,
+    '{"notebook": ',
+    "\xff\xfe",
+    '{"notebook": "success.ipynb"} trailing',
+]
 
 
 @pytest.fixture(scope="module")
@@ -61,8 +67,9 @@ def server(tmp_path_factory):
 
 
 def post(server: Server, data: bytes) -> tuple[int, dict]:
-    request = urllib.request.Request(f"{server.url}/jupyter-promote/jobs", data=data, method="POST",
-                                     headers={"Authorization": f"token {TOKEN}"})  # fmt: skip
+    request = urllib.request.Request(
+        f"{server.url}/jupyter-promote/jobs", data=data, method="POST", headers={"Authorization": f"token {TOKEN}"}
+    )
     try:
         with urllib.request.urlopen(request, timeout=30) as response:
             return response.status, json.loads(response.read())

@@ -28,8 +28,20 @@ def mlflow_server(tmp_path_factory: pytest.TempPathFactory):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    command = [str(venv / "bin" / "mlflow"), "server", "--host", "127.0.0.1", "--port", str(port), "--workers", "1",
-               "--backend-store-uri", f"sqlite:///{data}/mlflow.db", "--artifacts-destination", str(data / "artifacts")]  # fmt: skip
+    command = [
+        str(venv / "bin" / "mlflow"),
+        "server",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--workers",
+        "1",
+        "--backend-store-uri",
+        f"sqlite:///{data}/mlflow.db",
+        "--artifacts-destination",
+        str(data / "artifacts"),
+    ]
     with open(data / "server.log", "w") as log:
         server = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
         uri = f"http://127.0.0.1:{port}"
@@ -63,8 +75,16 @@ def runs_of(uri: str) -> list:
 def test_a_job_becomes_one_mlflow_run_with_its_params_metrics_tags_and_artifacts(cli, mlflow_server):
     from mlflow.tracking import MlflowClient
 
-    result = cli("run", str(NOTEBOOKS / "mlp_train.ipynb"), "-p", "lr", "0.05", f"--MlflowExport.tracking_uri={mlflow_server}",
-                 "--json", timeout=600)  # fmt: skip
+    result = cli(
+        "run",
+        str(NOTEBOOKS / "mlp_train.ipynb"),
+        "-p",
+        "lr",
+        "0.05",
+        f"--MlflowExport.tracking_uri={mlflow_server}",
+        "--json",
+        timeout=600,
+    )
     assert result.returncode == 0, result.stderr
     record = json.loads(result.stdout)
     run_dir = cli.only_run()
@@ -83,12 +103,25 @@ def test_a_job_becomes_one_mlflow_run_with_its_params_metrics_tags_and_artifacts
 
 
 def test_a_sweeps_jobs_are_children_of_one_parent_run(cli, mlflow_server, tmp_path):
-    result = cli("sweep", str(NOTEBOOKS / "success.ipynb"), "-p", "x", "1", "2", "--max-parallel", "2",
-                 f"--MlflowExport.tracking_uri={mlflow_server}", timeout=600)  # fmt: skip
+    result = cli(
+        "sweep",
+        str(NOTEBOOKS / "success.ipynb"),
+        "-p",
+        "x",
+        "1",
+        "2",
+        "--max-parallel",
+        "2",
+        f"--MlflowExport.tracking_uri={mlflow_server}",
+        timeout=600,
+    )
     assert result.returncode == 0, result.stderr
     sweep = json.loads(next(Path(cli.runs).rglob("sweep.json")).read_text())
-    runs = [r for r in runs_of(mlflow_server) if r.data.tags.get("promote.sweep_id") == sweep["id"]
-            or r.data.tags.get("mlflow.parentRunId")]  # fmt: skip
+    runs = [
+        r
+        for r in runs_of(mlflow_server)
+        if r.data.tags.get("promote.sweep_id") == sweep["id"] or r.data.tags.get("mlflow.parentRunId")
+    ]
     parents = [r for r in runs if r.data.tags.get("promote.kind") == "sweep"]
     assert len(parents) == 1, [r.data.tags for r in runs]
     children = [r for r in runs if r.data.tags.get("mlflow.parentRunId") == parents[0].info.run_id]
@@ -100,8 +133,13 @@ def test_an_unreachable_tracking_server_never_fails_the_job(cli):
         s.bind(("127.0.0.1", 0))
         dead = f"http://127.0.0.1:{s.getsockname()[1]}"
     started = time.time()
-    result = cli("run", str(NOTEBOOKS / "success.ipynb"), f"--MlflowExport.tracking_uri={dead}",
-                 "--MlflowExport.retries=1", "--MlflowExport.retry_delay_s=0.1")  # fmt: skip
+    result = cli(
+        "run",
+        str(NOTEBOOKS / "success.ipynb"),
+        f"--MlflowExport.tracking_uri={dead}",
+        "--MlflowExport.retries=1",
+        "--MlflowExport.retry_delay_s=0.1",
+    )
     assert result.returncode == 0, result.stderr
     lines = [json.loads(line) for line in (cli.only_run() / "mlflow.jsonl").read_text().splitlines()]
     assert [line["ok"] for line in lines] == [False, False]

@@ -137,9 +137,11 @@ def test_seeds_that_all_drift_beyond_the_band_fail_parity_with_exit_3(cli, tmp_p
 
 def test_replicas_report_where_they_first_diverge(cli, tmp_path):
     # the first two reports are the same in every replica; from step 2 on each replica draws its own value
-    steps = ("import os\nimport jupyter_promote as promote\nfor step in range(4):\n"
-             "    value = step if step < 2 else int.from_bytes(os.urandom(4), 'big')\n"
-             "    promote.report(step=step, value=value)")  # fmt: skip
+    steps = (
+        "import os\nimport jupyter_promote as promote\nfor step in range(4):\n"
+        "    value = step if step < 2 else int.from_bytes(os.urandom(4), 'big')\n"
+        "    promote.report(step=step, value=value)"
+    )
     nb = _tested(tmp_path, [("x = 1", ["parameters"]), (steps, [])], name="noisy.ipynb", execute=False)  # no baseline
     result = cli("run", str(nb), "--replicas", "2", "--json", timeout=600)
     assert result.returncode == 0, result.stderr

@@ -28,8 +28,16 @@ def test_check_of_a_clean_notebook_says_nothing_to_report(cli):
 def test_run_warns_but_submits_and_strict_refuses_writing_nothing(cli, tmp_path):
     notebook = tmp_path / "nb.ipynb"
     nb = json.loads((NOTEBOOKS / "success.ipynb").read_text())
-    nb["cells"].append({"cell_type": "code", "id": "late", "metadata": {}, "outputs": [], "execution_count": None,
-                        "source": "print(never_defined_anywhere)"})  # fmt: skip
+    nb["cells"].append(
+        {
+            "cell_type": "code",
+            "id": "late",
+            "metadata": {},
+            "outputs": [],
+            "execution_count": None,
+            "source": "print(never_defined_anywhere)",
+        }
+    )
     notebook.write_text(json.dumps(nb))
     # --strict: one line, exit 2, nothing written
     done = cli("run", str(notebook), "--strict")

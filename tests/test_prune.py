@@ -38,8 +38,11 @@ def test_prune_removes_old_finished_jobs_keeps_recent_and_running_ones(cli):
     recent = next(p for p in cli.runs.iterdir() if p not in (old_ok, old_failed))
     running = cli.popen("run", str(NOTEBOOKS / "hang.ipynb"), "--stall-timeout", "600")
     try:
-        hang = wait_for(lambda: next((p for p in cli.runs.iterdir() if "hang" in p.name and job(p)["state"] == "running"), None),
-                        120, "the hanging job to run")  # fmt: skip
+        hang = wait_for(
+            lambda: next((p for p in cli.runs.iterdir() if "hang" in p.name and job(p)["state"] == "running"), None),
+            120,
+            "the hanging job to run",
+        )
         record = job(hang)
         record["created_at"] = time.time() - 90 * 86400  # however old, it has not ended
         (hang / "job.json").write_text(json.dumps(record))
@@ -155,12 +158,20 @@ def store_before_start(tmp_path):
     path = str(tmp_path / "store" / "jobs.sqlite")
     store = JobStore(path)
     jobs = {}
-    for n, (name, state, ended_days_ago) in enumerate((("old", "succeeded", 10), ("recent", "failed", 1 / 24),
-                                                       ("unended", "running", None))):  # fmt: skip
+    for n, (name, state, ended_days_ago) in enumerate(
+        (("old", "succeeded", 10), ("recent", "failed", 1 / 24), ("unended", "running", None))
+    ):
         started = now - (ended_days_ago or 30) * 86400 - 60
-        record = JobRecord(id=f"{n}123456789ab", notebook=str(NOTEBOOKS / "success.ipynb"), target="local",
-                           kernel="python3", state=JobState(state), created_at=started, started_at=started,
-                           finished_at=None if ended_days_ago is None else started + 60)  # fmt: skip
+        record = JobRecord(
+            id=f"{n}123456789ab",
+            notebook=str(NOTEBOOKS / "success.ipynb"),
+            target="local",
+            kernel="python3",
+            state=JobState(state),
+            created_at=started,
+            started_at=started,
+            finished_at=None if ended_days_ago is None else started + 60,
+        )
         run = RunDir(tmp_path / "runs" / name)
         run.path.mkdir(parents=True)
         run.write(record)

@@ -159,11 +159,17 @@ class UserServer:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
         self.token = secrets.token_hex(16)
-        command = (f"{ACTIVATE} && cd {shlex.quote(str(folder))} && exec jupyter lab --no-browser --ip=127.0.0.1 "
-                   f"--port={self.port} --IdentityProvider.token={self.token}")  # fmt: skip
+        command = (
+            f"{ACTIVATE} && cd {shlex.quote(str(folder))} && exec jupyter lab --no-browser --ip=127.0.0.1 "
+            f"--port={self.port} --IdentityProvider.token={self.token}"
+        )
         self.log = log
-        self.proc = subprocess.Popen(["runuser", "-l", RIG_USER, "-c", command], stdout=log.open("w"),
-                                     stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
+        self.proc = subprocess.Popen(
+            ["runuser", "-l", RIG_USER, "-c", command],
+            stdout=log.open("w"),
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             try:
@@ -175,9 +181,12 @@ class UserServer:
         raise AssertionError("the user's Jupyter server did not start: " + log.read_text()[-3000:])
 
     def call(self, method: str, path: str, body: Any = None) -> Any:
-        request = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}", method=method,
-                                         data=None if body is None else json.dumps(body).encode(),
-                                         headers={"Authorization": f"token {self.token}"})  # fmt: skip
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{self.port}{path}",
+            method=method,
+            data=None if body is None else json.dumps(body).encode(),
+            headers={"Authorization": f"token {self.token}"},
+        )
         with urllib.request.urlopen(request, timeout=60) as response:
             data = response.read()
             return json.loads(data) if response.headers.get("Content-Type", "").startswith("application/json") else data
@@ -202,8 +211,9 @@ def user_server(user, tmp_path) -> Iterator[tuple[UserServer, Path]]:
 
 @pytest.mark.slow
 @pytest.mark.timeout(1500)
-def test_the_users_server_promotes_on_every_target_through_the_rest_api(user, user_server, slurm_cluster,
-                                                                        ray_cluster, kube_cluster):  # fmt: skip
+def test_the_users_server_promotes_on_every_target_through_the_rest_api(
+    user, user_server, slurm_cluster, ray_cluster, kube_cluster
+):
     docker_ready()
     server, project = user_server
     before = snapshot(project)
@@ -212,8 +222,12 @@ def test_the_users_server_promotes_on_every_target_through_the_rest_api(user, us
     assert preview["kernel"] == "project-kernel" and "project-kernel" in {k["name"] for k in preview["kernels"]}
     assert preview["check"]["findings"] == []
     # When the notebook is promoted to each target
-    ids = {t: server.call("POST", "/jupyter-promote/jobs", {"notebook": "files.ipynb", "target": t,
-                                                             "parameters": {"scale": 2}})["id"] for t in TARGETS}  # fmt: skip
+    ids = {
+        t: server.call(
+            "POST", "/jupyter-promote/jobs", {"notebook": "files.ipynb", "target": t, "parameters": {"scale": 2}}
+        )["id"]
+        for t in TARGETS
+    }
     records = {}
     deadline = time.monotonic() + 1200
     while len(records) < len(ids) and time.monotonic() < deadline:

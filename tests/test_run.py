@@ -247,8 +247,15 @@ def test_a_kernel_that_dies_before_its_first_reply_is_started_again(cli, tmp_pat
     )
     spec = tmp_path / "jupyter" / "kernels" / "flaky"
     spec.mkdir(parents=True)
-    (spec / "kernel.json").write_text(json.dumps({"argv": [sys.executable, str(wrapper), "-f", "{connection_file}"],
-                                                  "display_name": "flaky", "language": "python"}))  # fmt: skip
+    (spec / "kernel.json").write_text(
+        json.dumps(
+            {
+                "argv": [sys.executable, str(wrapper), "-f", "{connection_file}"],
+                "display_name": "flaky",
+                "language": "python",
+            }
+        )
+    )
     nb = on_kernel(NOTEBOOKS / "success.ipynb", "flaky", tmp_path / "nb")
     # When it is promoted, Then the runner starts the kernel once more and the job succeeds
     result = cli("run", str(nb), env={"JUPYTER_PATH": str(tmp_path / "jupyter")})
@@ -265,8 +272,16 @@ def test_deterministic_runs_reproduce_bit_for_bit_and_name_a_nondeterministic_op
     outs = []
     for replica in range(2):
         out = tmp_path / f"values-{replica}.json"
-        result = cli("run", str(NOTEBOOKS / "deterministic.ipynb"), "--deterministic", "--out", str(tmp_path / f"r{replica}"),
-                     "-p", "out", str(out))  # fmt: skip
+        result = cli(
+            "run",
+            str(NOTEBOOKS / "deterministic.ipynb"),
+            "--deterministic",
+            "--out",
+            str(tmp_path / f"r{replica}"),
+            "-p",
+            "out",
+            str(out),
+        )
         assert result.returncode == 0, result.stderr
         outs.append(json.loads(out.read_text()))
         alerts = [e for e in events(tmp_path / f"r{replica}") if e["type"] == "alert"]
@@ -282,8 +297,20 @@ def test_deterministic_runs_reproduce_bit_for_bit_and_name_a_nondeterministic_op
 
 def test_cpu_contention_visibly_lowers_steps_per_s_in_the_report(cli, tmp_path):
     # Given a single-threaded training loop, When it runs alone and then beside 4 CPU burners on 2 cores
-    result = cli("run", str(NOTEBOOKS / "mlp_train.ipynb"), "--contention", "cpu:4", "--out", str(tmp_path / "c"),
-                 "--monitor", "window_s=0.5", "--monitor", "throughput_action=alert", "--json", timeout=600)  # fmt: skip
+    result = cli(
+        "run",
+        str(NOTEBOOKS / "mlp_train.ipynb"),
+        "--contention",
+        "cpu:4",
+        "--out",
+        str(tmp_path / "c"),
+        "--monitor",
+        "window_s=0.5",
+        "--monitor",
+        "throughput_action=alert",
+        "--json",
+        timeout=600,
+    )
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     # Then the report sets both side by side, and the contended run is clearly slower
@@ -299,8 +326,19 @@ def test_cpu_contention_visibly_lowers_steps_per_s_in_the_report(cli, tmp_path):
 
 def test_memory_contention_runs_the_job_beside_memory_really_held(cli, tmp_path):
     # Given 1 GiB held and touched beside the job, When the job runs alone and then beside it
-    result = cli("run", str(NOTEBOOKS / "mlp_train.ipynb"), "--contention", "memory:1G", "--out", str(tmp_path / "m"),
-                 "-p", "steps", "600", "--json", timeout=600)  # fmt: skip
+    result = cli(
+        "run",
+        str(NOTEBOOKS / "mlp_train.ipynb"),
+        "--contention",
+        "memory:1G",
+        "--out",
+        str(tmp_path / "m"),
+        "-p",
+        "steps",
+        "600",
+        "--json",
+        timeout=600,
+    )
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     # Then both ran, side by side in the report, and the workload really held the memory (its peak RSS)

@@ -258,19 +258,35 @@ async def test_events_reach_the_event_bus_live(jp_fetch, jp_ws_fetch, notebooks)
 def unfinished_jobs(store_path, tmp_path):
     """Before the server starts: a job whose runner is gone, and one whose runner still runs."""
     store = JobStore(store_path)
-    gone = JobRecord(id="0123456789ab", notebook=str(NOTEBOOKS / "success.ipynb"), target="local", kernel="python3",
-                     state=JobState.RUNNING, created_at=time.time(), handle={"pid": 2**22 - 7, "start_ticks": 1})  # fmt: skip
+    gone = JobRecord(
+        id="0123456789ab",
+        notebook=str(NOTEBOOKS / "success.ipynb"),
+        target="local",
+        kernel="python3",
+        state=JobState.RUNNING,
+        created_at=time.time(),
+        handle={"pid": 2**22 - 7, "start_ticks": 1},
+    )
     gone_run = RunDir(tmp_path / "gone")
     gone_run.path.mkdir()
     gone_run.write(gone)
     store.put_job(gone, str(gone_run.path))
-    never = JobRecord(id="ba9876543210", notebook=str(NOTEBOOKS / "success.ipynb"), target="local", kernel="python3",
-                      created_at=time.time())  # fmt: skip
+    never = JobRecord(
+        id="ba9876543210",
+        notebook=str(NOTEBOOKS / "success.ipynb"),
+        target="local",
+        kernel="python3",
+        created_at=time.time(),
+    )
     store.put_job(never, None)
     # a real job started outside the server, still running when the server starts
     out = tmp_path / "live"
-    proc = subprocess.Popen([sys.executable, "-m", "jupyter_promote.cli", "run", str(NOTEBOOKS / "hang.ipynb"), "--out", str(out)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "jupyter_promote.cli", "run", str(NOTEBOOKS / "hang.ipynb"), "--out", str(out)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     deadline = time.time() + 60
     while (time.time() < deadline and not (out / "job.json").exists()) or (
         RunDir(out).exists() and not RunDir(out).read().handle

@@ -29,8 +29,9 @@ async def test_only_enabled_targets_are_offered_and_defaults_fill_requests(jp_fe
     assert [t["name"] for t in body["targets"]] == ["local"]
     code, refused = await error(jp_fetch, "jobs", method="POST", body={"notebook": "success.ipynb", "target": "docker"})
     assert code == 400 and "docker" in refused["message"] and "available: local" in refused["message"]
-    _, job = await api(jp_fetch, "jobs", method="POST",
-                       body={"notebook": "success.ipynb", "monitor": {"nan_action": "fail"}})  # fmt: skip
+    _, job = await api(
+        jp_fetch, "jobs", method="POST", body={"notebook": "success.ipynb", "monitor": {"nan_action": "fail"}}
+    )
     record = await wait_final(jp_fetch, job["id"])
     assert record["state"] == "succeeded"
     assert record["resources"]["cpus"] == 1 and record["resources"]["time_limit_s"] == 600

@@ -104,8 +104,9 @@ async def test_an_unknown_group_is_404(jp_fetch):
 
 
 # ---- on the real engines: a server sweep on Slurm is one array; Docker never blocks the server ----------
-async def test_a_server_sweep_on_slurm_is_one_array_with_one_freeze(jp_fetch, jp_root_dir, small_kernel,
-                                                                    slurm_cluster, monkeypatch):  # fmt: skip
+async def test_a_server_sweep_on_slurm_is_one_array_with_one_freeze(
+    jp_fetch, jp_root_dir, small_kernel, slurm_cluster, monkeypatch
+):
     # Given a notebook on a small kernel, and the dialog's sweep of 3 sets on the Slurm target
     for name, value in small_kernel.items():
         monkeypatch.setenv(name, value)
@@ -125,15 +126,20 @@ async def test_a_server_sweep_on_slurm_is_one_array_with_one_freeze(jp_fetch, jp
         and "#SBATCH --array=0-2%2" in (sweep_dir / "job.sbatch").read_text()
     )
     assert all((Path(r["run_dir"]) / "env").is_symlink() for r in records)
-    freezes = [e for r in records for e in (await api(jp_fetch, "jobs", r["id"], "events"))[1]["events"]
-               if e.get("stage") == "freezing"]  # fmt: skip
+    freezes = [
+        e
+        for r in records
+        for e in (await api(jp_fetch, "jobs", r["id"], "events"))[1]["events"]
+        if e.get("stage") == "freezing"
+    ]
     assert len(freezes) == 1
     _, summary = await api(jp_fetch, "sweeps", group["sweep"])
     assert summary["states"] == {"succeeded": 3} and [t["metrics"]["b"] for t in summary["tasks"]] == [2, 10, 14]
 
 
-async def test_the_server_answers_while_the_docker_engine_hangs_under_a_followed_job(jp_fetch, jp_root_dir,
-                                                                                     small_kernel, monkeypatch):  # fmt: skip
+async def test_the_server_answers_while_the_docker_engine_hangs_under_a_followed_job(
+    jp_fetch, jp_root_dir, small_kernel, monkeypatch
+):
     # Given a long job followed on the Docker target
     for name, value in small_kernel.items():
         monkeypatch.setenv(name, value)

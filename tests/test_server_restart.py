@@ -31,8 +31,11 @@ def test_restart_resumes_watching_a_running_job(tmp_path, store_url):
         try:
             assert server.call("GET", "jobs", job_id)["state"] == "running"
             heartbeat = max(e["seq"] for e in before)
-            wait_for(lambda: max(e["seq"] for e in server.call("GET", "jobs", job_id, "events")["events"]) > heartbeat + 1,
-                     30, "events after the restart")  # fmt: skip
+            wait_for(
+                lambda: max(e["seq"] for e in server.call("GET", "jobs", job_id, "events")["events"]) > heartbeat + 1,
+                30,
+                "events after the restart",
+            )
             server.call("DELETE", "jobs", job_id)
             record = fault_ledger.check_job(server.call, job_id, 60, states=("cancelled",))
             assert record["reason"] == "cancelled"

@@ -19,8 +19,11 @@ SHARE = "jupyter_promote-0.1.0.data/data/share/jupyter/labextensions/jupyter-pro
 @pytest.mark.timeout(900)
 def test_the_wheel_ships_the_prebuilt_labextension_and_pip_alone_enables_it(tmp_path):
     # Given the wheel, built as a release would build it
-    subprocess.run([sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "-q", "-w", str(tmp_path)],
-                   check=True, timeout=600)  # fmt: skip
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "-q", "-w", str(tmp_path)],
+        check=True,
+        timeout=600,
+    )
     wheel = next(tmp_path.glob("jupyter_promote-*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
     # Then it holds the built extension, its settings schema and the server extension's config
@@ -34,11 +37,13 @@ def test_the_wheel_ships_the_prebuilt_labextension_and_pip_alone_enables_it(tmp_
     python = env_dir / "bin" / "python"
     subprocess.run([str(python), "-m", "pip", "install", "-q", str(wheel), "jupyterlab>=4,<5"], check=True, timeout=600)
     # Then JupyterLab lists the extension enabled and OK, and the server extension loads
-    labext = subprocess.run([str(env_dir / "bin" / "jupyter"), "labextension", "list"], capture_output=True, text=True,
-                            check=True)  # fmt: skip
+    labext = subprocess.run(
+        [str(env_dir / "bin" / "jupyter"), "labextension", "list"], capture_output=True, text=True, check=True
+    )
     listing = labext.stdout + labext.stderr
     assert "jupyter-promote v0.1.0" in listing and "enabled" in listing and "OK" in listing, listing
     assert "(python, jupyter_promote)" in listing, listing  # installed by pip, not linked from a source tree
-    serverext = subprocess.run([str(env_dir / "bin" / "jupyter"), "server", "extension", "list"], capture_output=True,
-                               text=True, check=True)  # fmt: skip
+    serverext = subprocess.run(
+        [str(env_dir / "bin" / "jupyter"), "server", "extension", "list"], capture_output=True, text=True, check=True
+    )
     assert "jupyter_promote" in serverext.stderr + serverext.stdout and "OK" in serverext.stderr + serverext.stdout

@@ -13,7 +13,9 @@ import os
 import shutil
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from ..channel.keys import take_runner_key
@@ -194,31 +196,7 @@ def _execute(
 
         papermill_engines.register("promote", engine.PromoteEngine)  # also an entry point; explicit here
         supervisor.start()
-        for attempt in range(1, KERNEL_START_ATTEMPTS + 1):
-            try:
-                papermill.execute_notebook(
-                    str(run.job_notebook),
-                    str(run.output_notebook),
-                    parameters=record.parameters,
-                    engine_name="promote",
-                    kernel_name=os.environ.get("JUPYTER_PROMOTE_KERNEL") or record.kernel,  # set by environment images
-                    cwd=str(staged.work),
-                    log_output=True,
-                    progress_bar=False,
-                    request_save_on_cell_execute=True,
-                    # papermill's 60 s is short for a busy cluster node (image layers, cold caches, neighbours)
-                    start_timeout=float(os.environ.get("PROMOTE_KERNEL_START_TIMEOUT", KERNEL_START_TIMEOUT_S)),
-                )
-                break
-            except RuntimeError as exc:
-                # a kernel that dies before its first reply (a port taken by a neighbour between choosing and
-                # binding it, a node under load) ran nothing yet: start it once more
-                tracker = engine.active_tracker
-                fresh = tracker is None or tracker.started is None
-                if attempt == KERNEL_START_ATTEMPTS or not fresh or supervisor.stop_reason or not _start_failure(exc):
-                    raise
-                log.emit("alert", kind="kernel_start", action="retry", source="runner",
-                         message=f"the kernel did not start ({exc}); starting it again")  # fmt: skip
+        _papermill(run, record, log, supervisor, staged, papermill.execute_notebook, engine)
     except BaseException as exc:  # every way an execution ends is classified below
         error = exc
     finally:
@@ -242,6 +220,49 @@ def _execute(
     if state == "succeeded":  # before the final status: whoever judges parity on it reads this record
         _record_environment(run, os.environ.get("JUPYTER_PROMOTE_KERNEL") or record.kernel, events)
     return state, reason, message
+
+
+def _papermill(
+    run: RunDir,
+    record: JobRecord,
+    log: EventLog,
+    supervisor: Supervisor,
+    staged: StagedInputs,
+    execute_notebook: Callable[..., Any],
+    engine: ModuleType,
+) -> None:
+    """papermill's run of the job notebook with the promote engine; a kernel that dies before its first reply
+    is started once more (up to ``KERNEL_START_ATTEMPTS``), with an alert saying so."""
+    for attempt in range(1, KERNEL_START_ATTEMPTS + 1):
+        try:
+            execute_notebook(
+                str(run.job_notebook),
+                str(run.output_notebook),
+                parameters=record.parameters,
+                engine_name="promote",
+                kernel_name=os.environ.get("JUPYTER_PROMOTE_KERNEL") or record.kernel,  # set by environment images
+                cwd=str(staged.work),
+                log_output=True,
+                progress_bar=False,
+                request_save_on_cell_execute=True,
+                # papermill's 60 s is short for a busy cluster node (image layers, cold caches, neighbours)
+                start_timeout=float(os.environ.get("PROMOTE_KERNEL_START_TIMEOUT", KERNEL_START_TIMEOUT_S)),
+            )
+            break
+        except RuntimeError as exc:
+            # a kernel that dies before its first reply (a port taken by a neighbour between choosing and
+            # binding it, a node under load) ran nothing yet: start it once more
+            tracker = engine.active_tracker
+            fresh = tracker is None or tracker.started is None
+            if attempt == KERNEL_START_ATTEMPTS or not fresh or supervisor.stop_reason or not _start_failure(exc):
+                raise
+            log.emit(
+                "alert",
+                kind="kernel_start",
+                action="retry",
+                source="runner",
+                message=f"the kernel did not start ({exc}); starting it again",
+            )
 
 
 def main(argv: list[str] | None = None) -> None:
