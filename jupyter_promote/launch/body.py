@@ -4,9 +4,10 @@ Both doors come through here: the server with a ``POST jobs`` body (its notebook
 root), the command line with the body its arguments make. The schema (:mod:`.schema`) checks a body's
 shape; here is only what a schema cannot say: the notebook resolved by the door, a target offered here,
 parameter names and sizes, an installed kernel, sizes such as ``4G``, monitor settings, a sweep's sets and
-a group's options. Every field of the schema has its handler here (:data:`JOB_FIELDS` for one job,
-:data:`~.request.GROUP_FIELDS` for a group); a test holds the two equal. Every error is one line naming
-its field as a dotted path (``resources.cpus``).
+a group's options: each field with such a rule has its handler here (:data:`JOB_FIELDS` for one job,
+:data:`~.request.GROUP_FIELDS` for a group). A field without one needs nothing here: the schema checks it and
+it reaches job.json's ``request`` as asked, read where it takes effect. Every error is one line naming its
+field as a dotted path (``resources.cpus``).
 """
 
 from __future__ import annotations
