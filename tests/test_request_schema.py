@@ -121,7 +121,7 @@ def test_a_field_without_a_business_rule_reaches_the_stored_request_as_asked(tmp
     assert request.body["note"] == "why it runs"
     with pytest.raises(UsageError) as refused:
         request_from_body({"notebook": NOTEBOOK, "note": "x" * 21}, existing, PromoteSettings())
-    assert refused.value.field == "note"
+    assert refused.value.field == "note" and refused.value.message == "note: must be at most 20 characters"
 
 
 def test_the_server_wrapper_is_the_same_conversion():

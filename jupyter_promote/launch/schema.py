@@ -92,6 +92,11 @@ class RequestSchema:
             return _error(body, path, f"must hold at least {expected} item{'s' if expected != 1 else ''}")
         if rule == "enum":
             return _error(body, path, f"{_shown(value)} must be one of {', '.join(map(str, expected))}")
+        if rule in _LENGTH_WORDS:
+            unit = "character" if isinstance(value, str) else "item"
+            return _error(body, path, f"{_LENGTH_WORDS[rule]} {expected} {unit}{'s' if expected != 1 else ''}")
+        if rule == "pattern":
+            return _error(body, path, f"{_shown(value)} must match {expected}")
         return _error(body, path, f"does not conform to the {self.name} schema ({rule})")
 
     def _no_alternative(self, body: Any, path: list[str], alternatives: list[dict[str, Any]], value: Any) -> UsageError:
@@ -106,6 +111,14 @@ class RequestSchema:
                     return self._refusal(body, [*path, *exc.path[1:]], exc)
         kinds = sorted({_TYPE_WORDS.get(str(a.get("type")), str(a.get("type"))) for a in alternatives})
         return _error(body, path, "must be " + " or ".join(kinds))
+
+
+#: The bounds on a string's or a list's length, in words.
+_LENGTH_WORDS = {
+    "maxLength": "must be at most",
+    "minLength": "must be at least",
+    "maxItems": "must hold at most",
+}
 
 
 @functools.cache
