@@ -16,6 +16,7 @@ stored, sent to the job) while the static type stays the built-in one, of which 
 from __future__ import annotations
 
 import dataclasses
+import logging
 import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -28,6 +29,9 @@ from .runtime.checks.throughput import ThroughputSettings
 from .runtime.settings import CoreSettings, Declared, declared
 
 __all__ = ["MONITOR_MINIMUMS", "MonitorSettings", "monitor_setting"]
+
+
+_log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -71,7 +75,15 @@ class MonitorSettings(CoreSettings, ThroughputSettings, StallSettings, NanSettin
 
     @classmethod
     def from_json(cls, data: dict[str, Any] | None) -> MonitorSettings:
-        return cls(**(data or {}))
+        """The settings a record holds. A setting of a check this process does not have (a site's plugin
+        installed where the job was promoted, not in the job's image or on a restarted server) is left out
+        with a log line: the record still loads, and the job runs without that check."""
+        known = {f.name for f in dataclasses.fields(cls)}
+        data = data or {}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            _log.info("jupyter-promote: monitor settings of checks not installed here, left out: %s", unknown)
+        return cls(**{name: value for name, value in data.items() if name in known})
 
 
 def _bounded(cls: type[Any]) -> list[Declared]:

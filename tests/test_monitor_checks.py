@@ -13,6 +13,7 @@ import json
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -133,6 +134,51 @@ def test_a_broken_plugin_is_skipped_and_alerted_in_the_real_monitor(site_checks,
     assert alert["kind"] == "monitor_check" and alert["action"] == "alert" and "no such GPU library" in alert["message"]
 
 
+BUGGY_CHECK = '''
+"""A site's check with a bug: its watcher hook raises on every tick."""
+
+from jupyter_promote.runtime.checks import Check
+from jupyter_promote.runtime.settings import NoSettings
+
+
+class BuggyCheck(Check[NoSettings]):
+    name = "buggy"
+    kind = "buggy"
+    reason = None
+    settings_class = NoSettings
+    action_setting = None
+    calls = 0
+
+    def on_tick(self, now):
+        type(self).calls += 1
+        raise KeyError("a bug in the site's check")
+'''
+
+
+def test_a_check_that_raises_is_switched_off_and_the_job_is_still_heard(tmp_path, monkeypatch):
+    # Given a site's check whose watcher hook raises, installed through an entry point
+    root = _distribution(
+        tmp_path / "site", "site_buggy", {"buggy": "site_buggy:BuggyCheck"}, {"site_buggy": BUGGY_CHECK}
+    )
+    monkeypatch.syspath_prepend(str(root))
+    load_checks.cache_clear()
+    try:
+        log = EventLog(str(tmp_path / "events.jsonl"), "job1")
+        monitor = Monitor(log, {"heartbeat_s": 1.0, "window_s": 0.5}, str(tmp_path))
+        # When the monitor watches for a few seconds
+        monitor.start()
+        time.sleep(3.2)
+        monitor.stop()
+    finally:
+        load_checks.cache_clear()
+    events = read_events(str(tmp_path / "events.jsonl"))
+    # Then the check's bug is one alert, the check ran no more after it, and heartbeats went on all along
+    [alert] = [e for e in events if e["type"] == "alert"]
+    assert alert["kind"] == "monitor_check" and alert["plugin"] == "buggy" and "KeyError" in alert["message"]
+    assert sys.modules["site_buggy"].BuggyCheck.calls == 1
+    assert len([e for e in events if e["type"] == "heartbeat"]) >= 3
+
+
 def test_a_plugins_setting_is_a_monitor_setting_on_the_submitter_side(site_checks):
     # MonitorSettings is built when jupyter_promote.models is first imported: a fresh interpreter sees the plugin
     code = (
@@ -202,3 +248,28 @@ def test_gpu_memory_pressure_and_fragmentation_alert_once_per_gpu(tmp_path):
     ]
     assert "98% of 80.0 GiB" in alerts[0]["message"] and "50% of reserved memory" in alerts[1]["message"]
     assert "retried 3 allocation(s)" in alerts[1]["message"] and "reason" not in alerts[1]
+
+
+def test_a_record_with_the_setting_of_a_check_not_installed_here_still_loads():
+    # Given job.json's monitor settings written where a site's check was installed (a job's image has none)
+    stored = {**MonitorSettings(stall_timeout_s=30).to_json(), "long_cell_s": 60.0, "long_cell_action": "fail"}
+    # When the runner or a restarted server reads them here
+    settings = MonitorSettings.from_json(stored)
+    # Then they load, the site's setting left out and the rest as stored
+    assert settings.stall_timeout_s == 30 and not hasattr(settings, "long_cell_s")
+
+
+def test_a_check_failure_the_notebook_raises_itself_names_the_checks_reason(cli, tmp_path):
+    # Given a notebook that stops itself with the NaN check's own exception (no alert is written for it)
+    source = "from jupyter_promote.runtime import NonFiniteError\nraise NonFiniteError('loss is nan at step 3')"
+    cells = [{"cell_type": "code", "metadata": {}, "source": source, "outputs": [], "execution_count": None}]
+    meta = {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}
+    notebook = tmp_path / "stops_itself.ipynb"
+    notebook.write_text(json.dumps({"cells": cells, "metadata": meta, "nbformat": 4, "nbformat_minor": 4}))
+    # When it runs
+    result = cli("run", str(notebook), timeout=240)
+    # Then the job failed for the reason that check declares
+    assert result.returncode == 1, result.stderr
+    record = job(cli.only_run())
+    assert (record["state"], record["reason"]) == ("failed", "nan"), record
+    assert "NonFiniteError: loss is nan at step 3" in record["message"]

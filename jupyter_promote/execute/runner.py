@@ -30,6 +30,15 @@ from .workdir import StagedInputs, artifacts, stage
 _MEMORY_ERRORS = {"OutOfMemoryError", "MemoryError"}
 
 
+def _check_failures() -> dict[str, str]:
+    """The exception each monitor check raises into the user's code, by name -> the check's declared reason:
+    a job stopped by one whose alert never reached the events (or raised by the notebook itself) says why."""
+    from ..runtime.checks import CheckFailure, load_checks
+
+    checks = load_checks().checks
+    return {c.failure.__name__: c.reason for c in checks if c.reason and c.failure is not CheckFailure}
+
+
 #: Seconds a job kernel may take to start (``PROMOTE_KERNEL_START_TIMEOUT`` overrides).
 KERNEL_START_TIMEOUT_S = 300.0
 #: Kernel starts tried before the job fails (only while no cell has run).
@@ -141,7 +150,7 @@ def outcome(error: BaseException | None, supervisor: Supervisor, tracker: Any) -
         message = f"{label} failed: {ename}: {evalue}".rstrip(": ")
         if ename in _MEMORY_ERRORS:
             return "failed", "oom", message
-        return "failed", "error", message
+        return "failed", _check_failures().get(ename, "error"), message
     if isinstance(error, DeadKernelError):
         return "failed", "killed", f"the kernel died{where} (killed by a signal or out of memory)"
     if isinstance(error, CellTimeoutError):

@@ -74,11 +74,36 @@ class Monitor:
         self.registry = load_checks()
         self.checks: list[Check[Any]] = [c(self, values_for(c.settings_class, settings)) for c in self.registry.checks]
         self._hooked = {hook: [c for c in self.checks if overrides(c, hook)] for hook in _HOOKS}
-        self._on_step = self._each("on_step")  # the training thread's hot path: looked up once
+        self._hooks = {hook: [getattr(c, hook) for c in self._hooked[hook]] for hook in _HOOKS}
+        self._on_step = self._hooks["on_step"]  # the training thread's hot path: looked up once
 
     def _each(self, hook: str) -> list[Any]:
-        """The bound ``hook`` of each check that implements it."""
-        return [getattr(check, hook) for check in self._hooked[hook]]
+        """The bound ``hook`` of each check that implements it (and has not been switched off)."""
+        return self._hooks[hook]
+
+    def _call(self, hooks: list[Any], *args: Any) -> None:
+        """Each of ``hooks`` with ``args``. A check's failure (:class:`MonitorAbort`) goes on to the user's
+        code; any other exception is the check's own bug: one ``monitor_check`` alert, and the check is off
+        for the rest of the job, so that a broken check never stops the training or the heartbeat."""
+        broken = None
+        for hook in hooks:
+            try:
+                hook(*args)
+            except MonitorAbort:
+                raise
+            except Exception as exc:
+                broken = (hook, exc)
+        if broken is not None:
+            self._switch_off(*broken)
+
+    def _switch_off(self, hook: Any, exc: Exception) -> None:
+        check = hook.__self__
+        for hooks in self._hooks.values():
+            hooks[:] = [h for h in hooks if h.__self__ is not check]
+        message = f"the monitor check {check.name} is not watching this job any more: {type(exc).__name__}: {exc}"
+        self.log.emit(
+            "alert", kind="monitor_check", action="alert", source="monitor", plugin=check.name, message=message
+        )
 
     # ---- life cycle -------------------------------------------------------------------------
     def start(self) -> None:
@@ -148,8 +173,7 @@ class Monitor:
         try:
             return self._orig_backward(tensors, *args, **kwargs)
         except RuntimeError as exc:  # anomaly detection (Lightning's detect_anomaly) found a NaN gradient
-            for hook in self._each("on_backward_error"):
-                hook(exc)
+            self._call(self._each("on_backward_error"), exc)
             raise
 
     def _on_optimizer_step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
@@ -166,14 +190,12 @@ class Monitor:
         self._backward_pending, self._optimizer_seen = False, True
         self.steps += 1
         self.step_at = _monotonic()
-        for hook in self._each("on_skipped"):
-            hook(scaler)
+        self._call(self._each("on_skipped"), scaler)
 
     def _count_step(self, optimizer: Any) -> None:
         self.steps += 1
         self.step_at = _monotonic()
-        for hook in self._on_step:
-            hook(optimizer)
+        self._call(self._on_step, optimizer)
 
     def _hook_ipython(self) -> None:
         try:
@@ -202,8 +224,7 @@ class Monitor:
         self.progress_at = time.monotonic()
 
     def _post_run_cell(self, result: Any = None) -> None:
-        for hook in self._each("on_cell_end"):
-            hook()
+        self._call(self._each("on_cell_end"))
         self.busy = False
         self.progress_at = time.monotonic()
 
@@ -239,13 +260,12 @@ class Monitor:
                     rate = round(done / elapsed, 3)
                     self.log.emit("step", steps=steps, steps_per_s=rate, window_s=round(elapsed, 3))
                 window_start, window_steps = now, steps
-            for hook in ticks:
-                hook(now)
-            if stopping:
-                return
-            if now >= next_beat:
+            if not stopping and now >= next_beat:  # before the checks: whatever they do, the job is heard
                 next_beat = now + self.heartbeat_s
                 self.log.emit("heartbeat", pid=os.getpid(), steps=steps, busy=self.busy, rss_bytes=_rss_bytes())
+            self._call(ticks, now)
+            if stopping:
+                return
             if gpu.available and now >= next_gpu:
                 next_gpu = now + self.gpu_sample_s
                 self._sample_gpu(gpu, on_gpu)
@@ -259,8 +279,7 @@ class Monitor:
         if not samples:
             return
         self.log.emit("gpu", devices=samples)
-        for hook in on_gpu:
-            hook(samples)
+        self._call(on_gpu, samples)
 
 
 _HOOKS = ("on_step", "on_skipped", "on_backward_error", "on_cell_end", "on_tick", "on_gpu")
