@@ -181,6 +181,17 @@ def test_a_rerun_of_a_notebook_that_is_gone_is_refused(tmp_path):
     assert refused.value.field == "notebook" and "no longer exists" in refused.value.message
 
 
+def test_a_rerun_runs_the_notebook_the_record_names_even_when_its_stored_request_names_another(tmp_path):
+    # Given a record whose stored request was changed to name another notebook (a shared store, a planted row)
+    request, _ = request_from_body({"notebook": NOTEBOOK}, existing, PromoteSettings())
+    record = Pipeline(str(tmp_path / "runs")).prepare(request).run.read()
+    record.request = {**record.request, "notebook": str(NOTEBOOKS / "failing.ipynb")}
+    # When it is asked for again
+    again = rerun_request(record)
+    # Then it runs the notebook the record names (the path the server confined), not the request's
+    assert again.notebook == record.notebook == NOTEBOOK and again.body["notebook"] == NOTEBOOK
+
+
 def test_the_schema_is_compiled_once_without_nbformat_or_jsonschema():
     code = (
         "import sys\n"

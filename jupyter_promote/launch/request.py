@@ -100,7 +100,9 @@ def rerun_request(
         from ..config import PromoteSettings
         from .body import request_from_body
 
-        request, _ = request_from_body(record.request, resolve or _existing, settings or PromoteSettings())
+        # the notebook is the record's own, the path the server confined (a stored request cannot name another)
+        body = {**record.request, "notebook": record.notebook}
+        request, _ = request_from_body(body, resolve or _existing, settings or PromoteSettings())
         request.owner = owner
         return request
     return PromoteRequest(
