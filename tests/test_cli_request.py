@@ -51,6 +51,15 @@ def test_the_request_keeps_what_only_a_command_line_has():
     assert request.target == "local" and group is None
 
 
+def test_the_stored_request_names_the_notebook_by_its_full_path(tmp_path, monkeypatch):
+    # Given a notebook named relative to the current folder
+    monkeypatch.chdir(NOTEBOOKS)
+    # When run's arguments become a request
+    request, _ = request_from_args(parse("run", "success.ipynb"), PromoteSettings())
+    # Then job.json's request names it fully: a rerun from another folder runs the same notebook
+    assert request.body["notebook"] == NB
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [

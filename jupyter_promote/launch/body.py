@@ -12,6 +12,7 @@ field as a dotted path (``resources.cpus``).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -65,7 +66,7 @@ def stored_body(valid: dict[str, Any], request: PromoteRequest, settings: Promot
     """The request as job.json keeps it: the body as asked (the schema's defaults filled in) with what the
     door filled in: the notebook's full path, the target, the site's default resources and monitor
     settings. A rerun under other defaults, or through the other door, asks for the same."""
-    stored = {**valid, "notebook": request.notebook, "target": request.target}
+    stored = {**valid, "notebook": os.path.abspath(request.notebook), "target": request.target}
     resources = {**settings.default_resources, **valid.get("resources", {})}
     monitor = {**settings.monitor_defaults, **valid.get("monitor", {})}
     return {**stored, **({"resources": resources} if resources else {}), **({"monitor": monitor} if monitor else {})}
