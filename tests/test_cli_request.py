@@ -83,3 +83,25 @@ def test_a_body_field_path_becomes_the_option():
         "--replicas:"
     )
     assert in_cli_words(UsageError("kernel 'k': not installed", field="kernel")).message == "kernel 'k': not installed"
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (("--cpus", "²"), "--cpus '²': not a whole number up to 1000000"),
+        (("--cpus", "abc"), "--cpus 'abc': not a whole number up to 1000000"),
+        (("--gpus", "-1"), "--gpus '-1': must be positive"),
+        (("--stall-timeout", "-5"), "--stall-timeout -5.0: must be at least 1"),
+    ],
+)
+def test_a_refused_value_is_named_as_it_was_typed(argv, message):
+    with pytest.raises(UsageError) as refused:
+        request_from_args(parse("run", NB, *argv), PromoteSettings())
+    assert refused.value.message == message
+
+
+def test_a_refused_site_default_names_the_setting_not_an_option_never_typed():
+    settings = PromoteSettings(monitor_defaults={"nan_action": "maybe"})
+    with pytest.raises(UsageError) as refused:
+        request_from_args(parse("run", NB), settings)
+    assert refused.value.message == "c.PromoteSettings.monitor_defaults: nan_action 'maybe': must be 'fail' or 'alert'"

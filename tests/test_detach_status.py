@@ -4,9 +4,11 @@ code), written atomically; its starter and ``attach`` read that, never a message
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from conftest import NOTEBOOKS
@@ -53,3 +55,24 @@ def test_a_detached_sweep_names_its_folder_in_its_status_file(cli):
     assert f"jupyter promote status {folder}" in result.stderr
     assert cli("attach", sweep_id, timeout=240).returncode == 0
     assert DetachedStatus.read(status_path(str(cli.runs), sweep_id)).exit_code == 0
+
+
+def test_a_sweep_detached_before_the_status_file_can_still_be_attached_and_followed(tmp_path):
+    from jupyter_promote.cli.detached import attach
+    from jupyter_promote.processes import alive
+
+    # Given the files an earlier version left for two detached sweeps: one that ended with 3, one still running
+    folder = tmp_path / ".detached"
+    folder.mkdir()
+    (folder / "s0123456789ab.pid").write_text("999999 12345")
+    (folder / "s0123456789ab.rc").write_text("3")
+    (folder / "s0123456789ab.log").write_text("sweep s0123456789ab: 2 tasks\n")
+    ticks = int(Path("/proc/self/stat").read_text().rpartition(")")[2].split()[19])  # the old handles' clock ticks
+    (folder / "s00000000000a.pid").write_text(f"{os.getpid()} {ticks}")
+    # When they are looked up by id
+    ended = DetachedStatus.read(status_path(str(tmp_path), "s0123456789ab"))
+    running = DetachedStatus.read(status_path(str(tmp_path), "s00000000000a"))
+    # Then the ended one reads as ended with its exit code (attach returns it), the running one as this process
+    assert ended is not None and (ended.state, ended.exit_code) == ("ended", 3)
+    assert attach("s0123456789ab", str(tmp_path)) == 3
+    assert running is not None and running.state == "running" and alive(running.pid, running.started)

@@ -15,6 +15,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from ..processes import start_of
+
 #: A detached sweep's id as a person types it (``attach s0123456789ab``).
 SWEEP_ID = re.compile(r"^s[0-9a-f]{12}$")
 #: The states of a detached sweep, in order.
@@ -66,5 +68,21 @@ class DetachedStatus:
                 folder=data.get("folder"),
                 exit_code=None if data.get("exit_code") is None else int(data["exit_code"]),
             )
+        except FileNotFoundError:
+            return _read_before_status_files(path)
         except (OSError, ValueError, KeyError, TypeError):
             return None
+
+
+def _read_before_status_files(path: Path) -> DetachedStatus | None:
+    """A sweep detached by a version before the status file: ``SWEEP_ID.pid`` ("PID TICKS") and, once it ended,
+    ``SWEEP_ID.rc``; so that a sweep running across an upgrade can still be attached and cancelled."""
+    try:
+        pid, ticks = path.with_suffix(".pid").read_text(encoding="utf-8").split()
+        rc = path.with_suffix(".rc")
+        exit_code = int(rc.read_text(encoding="utf-8")) if rc.exists() else None
+        started = start_of({"start_ticks": None if ticks == "None" else int(ticks)})
+        state = "ended" if exit_code is not None else "running"
+        return DetachedStatus(id=path.stem, pid=int(pid), started=started, state=state, exit_code=exit_code)
+    except (OSError, ValueError):
+        return None

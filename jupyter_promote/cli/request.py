@@ -17,7 +17,7 @@ from ..config import PromoteSettings
 from ..errors import UsageError
 from ..launch.body import request_from_body
 from ..launch.request import GroupRequest, ImageRequest, PromoteRequest
-from ..models import MonitorSettings
+from ..models import MonitorSettings, Resources
 
 #: A body field that names a command-line option another way: an error about it names the option.
 _FLAG_OF_FIELD = {
@@ -110,9 +110,10 @@ def _group_fields(args: argparse.Namespace) -> dict[str, Any]:
     return {"replicas": args.replicas, "seeds": args.seeds, "contention": args.contention}
 
 
-def _count(value: str | None) -> int | str | None:
-    """A count as the schema types it (an integer) when it is one; anything else as given, refused with it."""
-    return int(value) if value is not None and value.isdigit() else value
+def _count(name: str, value: str | None) -> int | None:
+    """``--cpus``/``--gpus`` as the schema types it (an integer), or refused in the option's words with its value."""
+    count: int | None = None if value is None else getattr(Resources.parse(**{name: value}), name)
+    return count
 
 
 def request_body(args: argparse.Namespace) -> dict[str, Any]:
@@ -124,7 +125,12 @@ def request_body(args: argparse.Namespace) -> dict[str, Any]:
         parameters = collect_parameters(
             args.parameters, args.parameters_raw, args.parameters_yaml, args.parameters_file
         )
-    resources = {"cpus": _count(args.cpus), "memory": args.memory, "gpus": _count(args.gpus), "time": args.time}
+    resources = {
+        "cpus": _count("cpus", args.cpus),
+        "memory": args.memory,
+        "gpus": _count("gpus", args.gpus),
+        "time": args.time,
+    }
     body: dict[str, Any] = {
         "notebook": args.notebook,
         "kernel": args.kernel,
@@ -151,6 +157,18 @@ def in_cli_words(exc: UsageError) -> UsageError:
     return UsageError(message, subject=exc.subject, field=exc.field)
 
 
+def _in_words_of(args: argparse.Namespace, exc: UsageError) -> UsageError:
+    """A request error in the words of what was typed: the option, or the setting a default came from."""
+    field = exc.field or ""
+    if field.startswith("monitor.") and exc.message.startswith(field):
+        name, reason = field.removeprefix("monitor."), exc.message.removeprefix(field).lstrip()
+        if name == "stall_timeout_s" and args.stall_timeout is not None:
+            return UsageError(f"--stall-timeout {reason}", subject=exc.subject, field=field)
+        if not any(item.partition("=")[0] == name for item in args.monitor):  # from the site's defaults
+            return UsageError(f"c.PromoteSettings.monitor_defaults: {name} {reason}", subject=exc.subject, field=field)
+    return in_cli_words(exc)
+
+
 def _as_given(notebook: Any) -> str:
     """The command line's notebook, a path on this machine as given (read, and refused if it must be, later)."""
     if not isinstance(notebook, str) or not notebook:
@@ -166,5 +184,5 @@ def request_from_args(
     try:
         request, group = request_from_body(body, _as_given, settings)
     except UsageError as exc:
-        raise in_cli_words(exc) from None
+        raise _in_words_of(args, exc) from None
     return dataclasses.replace(request, out=args.out, image=image_request(args)), group
