@@ -147,6 +147,12 @@ class PromoteConfigApp(JupyterApp):
         except (TraitError, ArgumentError, ValueError) as exc:
             raise UsageError(" ".join(f"configuration: {exc}".split()), subject="configuration") from None
 
+    def parse_command_line(self, argv: Any = None) -> None:
+        """traitlets' own, without its guard that logs a refused value and exits 1: :meth:`load` says it."""
+        import inspect
+
+        inspect.unwrap(JupyterApp.parse_command_line)(self, argv)
+
     def config_classes(self) -> list[type[Configurable]]:
         """Every class whose settings the command line takes: the CLI's, their parents, the application's own
         (``Application``, ``JupyterApp``) and, once added, the server extension's."""

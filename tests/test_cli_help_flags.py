@@ -4,6 +4,7 @@ both spellings, before or after the command) and each option of each command's `
 from __future__ import annotations
 
 import argparse
+import io
 import re
 
 import pytest
@@ -69,17 +70,25 @@ def test_a_setting_given_on_the_command_line_reaches_the_command(quiet_home, cap
     assert main(["status", "--PromoteSettings.runs_directory=x"]) == 2
     assert "unrecognized arguments: --PromoteSettings.runs_directory=x" in capsys.readouterr().err
     # a value the setting refuses: one line, exit 2 (not traitlets' log line and exit 1, nor a traceback)
-    for bad in ("--PromoteSettings.poll_interval=often", "--Application.log_format=%(nothing"):
+    for bad in (
+        "--PromoteSettings.poll_interval=often",
+        "--Application.log_format=%(nothing",
+        "--Application.log_level=LOUD",
+    ):
         assert main(["status", bad]) == 2
         err = capsys.readouterr().err
         assert err.startswith("jupyter promote: error: configuration: ") and len(err.splitlines()) == 1, err
 
 
-def test_generate_config_and_y_as_help_all_lists_them(quiet_home, capsys):
+def test_generate_config_and_y_as_help_all_lists_them(quiet_home, capsys, monkeypatch):
     assert main(["--generate-config"]) == 0
     written = quiet_home / "config" / "jupyter_promote_config.py"
     assert "c.PromoteExtension.store_path" in written.read_text()
     written.write_text("# mine\n")
+    # without -y and nobody to ask (no terminal): one line, exit 2, the file as it was
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+    assert main(["--generate-config"]) == 2
+    assert "exists; give -y to overwrite it" in capsys.readouterr().err and written.read_text() == "# mine\n"
     assert main(["--generate-config", "-y"]) == 0 and "c.PromoteSettings.runs_dir" in written.read_text()
     assert main(["--JupyterApp.show_config_json=True", "--PromoteSettings.retention=3d", "status"]) == 0
     assert '"retention": "3d"' in capsys.readouterr().out

@@ -7,6 +7,7 @@ Exit codes: 0 succeeded; 1 the job failed; 2 a usage or input error; 3 parity fa
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 from collections.abc import Sequence
@@ -95,7 +96,11 @@ def _config_command(app: PromoteConfigApp, args: argparse.Namespace) -> int:
         app.print_help(classes=True)
     elif args.generate_config or app.generate_config:
         app.answer_yes = app.answer_yes or args.yes
-        app.write_default_config()
+        try:
+            app.write_default_config()
+        except EOFError:  # traitlets asked whether to overwrite, and nobody can answer (no terminal)
+            path = os.path.join(app.config_dir, f"{app.config_file_name}.py")
+            raise UsageError(f"--generate-config: {path} exists; give -y to overwrite it") from None
     else:
         app.start()  # show_config (or show_config_json): traitlets prints the configuration as loaded
     return EXIT_OK
