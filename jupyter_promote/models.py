@@ -166,7 +166,7 @@ class JobRecord:
     notify: list[str] = field(default_factory=list)  # the destinations (c.Notifications) told of its end and alerts
     owner: str = ""  # who promoted it: the server's current user, or the CLI's login name
     #: the JobRequest (server/openapi.yaml) as validated and normalized: what a rerun asks for again
-    #: (launch/request.py rerun_request); empty in records written before it was kept
+    #: (launch/body.py rerun_request); empty in records written before it was kept
     request: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:

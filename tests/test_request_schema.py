@@ -13,9 +13,9 @@ from conftest import NOTEBOOKS
 
 from jupyter_promote.config import PromoteSettings
 from jupyter_promote.errors import UsageError
-from jupyter_promote.launch.body import JOB_FIELDS, MAX_BODY_DEPTH, request_from_body
+from jupyter_promote.launch.body import JOB_FIELDS, MAX_BODY_DEPTH, request_from_body, rerun_request
 from jupyter_promote.launch.pipeline import Pipeline
-from jupyter_promote.launch.request import GROUP_FIELDS, PromoteRequest, job_body, rerun_request
+from jupyter_promote.launch.request import GROUP_FIELDS, PromoteRequest, job_body
 from jupyter_promote.launch.schema import OPENAPI, RequestSchema, job_request_schema
 from jupyter_promote.server.payload import request_from_payload
 

@@ -6,8 +6,9 @@ import dataclasses
 
 from conftest import NOTEBOOKS
 
+from jupyter_promote.launch.body import rerun_request
 from jupyter_promote.launch.pipeline import Pipeline
-from jupyter_promote.launch.request import PromoteRequest, rerun_request
+from jupyter_promote.launch.request import PromoteRequest
 from jupyter_promote.models import JobRecord, MonitorSettings, Resources
 
 #: What each run gets anew (its directory and id), or the target's configuration chooses (the image options).

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from ..config import PromoteSettings
 from ..errors import UsageError
 from ..job.parameters import MAX_VALUE_DEPTH, check_parameters, nested_deeper_than
 from ..job.sweep import expand
-from ..models import MonitorSettings
+from ..models import JobRecord, MonitorSettings
 from .launcher import check_kernel
 from .request import GroupRequest, PromoteRequest, group_request
 from .schema import job_request_schema
@@ -182,3 +183,36 @@ def _typed(default: Any, value: Any) -> Any:
     if kind is int and isinstance(value, float) and not value.is_integer():
         raise TypeError(f"{value!r} is not a whole number")
     return kind(value)
+
+
+def rerun_request(
+    record: JobRecord, owner: str = "", settings: PromoteSettings | None = None, resolve: Resolve | None = None
+) -> PromoteRequest:
+    """The request of ``record``'s job, asked again by ``owner``: the JobRequest job.json keeps, made into a
+    request again (``resolve`` reads its notebook path: by default, it must still exist); a new id and run
+    directory, the image options are the target's configuration. A record written before job.json kept
+    the request is read field by field."""
+    if record.request:
+        # the notebook is the record's own, the path the server confined (a stored request cannot name another)
+        body = {**record.request, "notebook": record.notebook}
+        request, _ = request_from_body(body, resolve or _existing, settings or PromoteSettings())
+        request.owner = owner
+        return request
+    return PromoteRequest(
+        notebook=record.notebook,
+        target=record.target,
+        parameters=dict(record.parameters),
+        resources=record.resources,
+        monitor=record.monitor,
+        deterministic=record.deterministic,
+        kernel=record.kernel or None,
+        notify=list(record.notify),
+        owner=owner,
+    )
+
+
+def _existing(path: Any) -> str:
+    """A stored request's notebook: its full path, while the notebook is there."""
+    if not isinstance(path, str) or not Path(path).is_file():
+        raise UsageError(f"notebook {path}: no longer exists", subject=str(path), field="notebook")
+    return path

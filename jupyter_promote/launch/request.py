@@ -10,15 +10,11 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import UsageError
 from ..models import JobRecord, MonitorSettings, Resources
 from ..rundir import runs_dir_of
-
-if TYPE_CHECKING:
-    from ..config import PromoteSettings
-    from .body import Resolve
 
 #: The kinds of job groups: a parameter grid or list, identical runs (per seed), the job beside a stress load.
 GROUP_KINDS = ("grid", "replicas", "contention")
@@ -87,42 +83,6 @@ def job_record(request: PromoteRequest, job_id: str, **resolved: Any) -> JobReco
         "created_at": round(time.time(), 3),
     }
     return JobRecord(id=job_id, **{**asked, **resolved})
-
-
-def rerun_request(
-    record: JobRecord, owner: str = "", settings: PromoteSettings | None = None, resolve: Resolve | None = None
-) -> PromoteRequest:
-    """The request of ``record``'s job, asked again by ``owner``: the JobRequest job.json keeps, made into a
-    request again (``resolve`` reads its notebook path: by default, it must still exist); a new id and run
-    directory, the image options are the target's configuration. A record written before job.json kept
-    the request is read field by field."""
-    if record.request:
-        from ..config import PromoteSettings
-        from .body import request_from_body
-
-        # the notebook is the record's own, the path the server confined (a stored request cannot name another)
-        body = {**record.request, "notebook": record.notebook}
-        request, _ = request_from_body(body, resolve or _existing, settings or PromoteSettings())
-        request.owner = owner
-        return request
-    return PromoteRequest(
-        notebook=record.notebook,
-        target=record.target,
-        parameters=dict(record.parameters),
-        resources=record.resources,
-        monitor=record.monitor,
-        deterministic=record.deterministic,
-        kernel=record.kernel or None,
-        notify=list(record.notify),
-        owner=owner,
-    )
-
-
-def _existing(path: Any) -> str:
-    """A stored request's notebook: its full path, while the notebook is there."""
-    if not isinstance(path, str) or not Path(path).is_file():
-        raise UsageError(f"notebook {path}: no longer exists", subject=str(path), field="notebook")
-    return path
 
 
 @dataclass

@@ -19,10 +19,11 @@ from typing import Any
 from ..analysis.spread import SWEEP_FILE
 from ..errors import JobCancelled, JobNotFinished, JobNotFound, PromoteError, UsageError
 from ..events import problem
+from ..launch.body import rerun_request
 from ..launch.group import GroupRun
 from ..launch.launcher import Launcher
 from ..launch.lifecycle import JobLifecycle
-from ..launch.request import GroupRequest, PromoteRequest, job_record, member, new_group_id, new_job_id, rerun_request
+from ..launch.request import GroupRequest, PromoteRequest, job_record, member, new_group_id, new_job_id
 from ..models import JobRecord, JobState
 from ..rundir import RunDir
 from ..runtime.events import EventLog, EventTail
