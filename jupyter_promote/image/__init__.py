@@ -13,8 +13,8 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .builder import BuildPlan as BuildPlan
     from .builder import ImageBuilder as ImageBuilder
+    from .plan import BuildPlan as BuildPlan
     from .ref import LABEL_LOCK as LABEL_LOCK
     from .ref import LABEL_PYTHON as LABEL_PYTHON
     from .ref import LABEL_RECIPE as LABEL_RECIPE
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from .ref import ImageRef as ImageRef
 
 _WHERE = {
-    "BuildPlan": ".builder",
+    "BuildPlan": ".plan",
     "ImageBuilder": ".builder",
     "ImageRef": ".ref",
     "LABEL_LOCK": ".ref",

@@ -30,18 +30,9 @@ from .checks import base_python, refuse_unbuildable
 from .docker_engine import buildkit_cli, client
 from .plan import BuildPlan, base_image_id, plan_build
 from .ref import LABEL_LOCK, LABEL_PYTHON, LABEL_RECIPE, LABEL_VERIFICATION, ImageRef
-from .verify import Verification, seal
+from .verify import seal
 
-__all__ = [
-    "LABEL_LOCK",
-    "LABEL_PYTHON",
-    "LABEL_RECIPE",
-    "LABEL_VERIFICATION",
-    "BuildPlan",
-    "ImageBuilder",
-    "ImageRef",
-    "Verification",
-]
+__all__ = ["ImageBuilder"]
 
 
 def _default_cache() -> str:
