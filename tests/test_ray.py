@@ -56,6 +56,9 @@ def test_a_notebook_runs_on_ray_and_everything_comes_back_without_a_shared_files
     assert (run / "work" / "result.txt").read_text() == "hello\nhello\n"
     assert record["artifacts"] == [{"path": "result.txt", "size": 12}]
     assert "Running entrypoint" in (run / "job.log").read_text()
+    # and what Ray's SDK said of its uploads is in the build log, not the terminal
+    assert "ray: Creating a file package" in (run / "build.log").read_text()
+    assert "Creating a file package" not in result.stderr + result.stdout
 
 
 def test_a_diverging_notebook_fails_fast_with_nan_on_ray(cli, torch_kernel, ray_cluster, tmp_path):

@@ -1,32 +1,37 @@
 """A job where the submitter's filesystem is not (Ray): ``python -m jupyter_promote.execute.remote ENV CACHE``.
 
-Started in the folder the engine unpacked the job into (``job.json``, ``job.ipynb``, ``inputs/``: the
-notebook's folder), with the frozen environment ``ENV`` (lock, requirements, wheels) beside it as a Python
-module path the engine placed. It makes the environment's verified venv (from the wheels that came with
-it when there are any: a cluster often reaches no package index), runs the job's runner, and sends
-everything back through the job's stdout (:mod:`jupyter_promote.channel`). Exits as the runner does; 4
-when the environment could not be made.
+Started in the folder the engine unpacked the job into (``job.json``, ``job.ipynb`` and the manifest of the
+notebook's folder), with the frozen environment ``ENV`` (the manifest of its lock, requirements and wheels)
+and the shards and parts both name beside it as Python module paths the engine placed
+(:mod:`jupyter_promote.image.shipped`: no upload outgrows the engine's limit). It puts ``inputs/`` and the
+environment back together, each file checked against its manifest, makes the environment's verified venv
+(from the wheels that came with it when there are any: a cluster often reaches no package index), runs the
+job's runner, and sends everything back through the job's stdout (:mod:`jupyter_promote.channel`). Exits as
+the runner does; 4 when the environment could not be made (or something sent did not arrive).
 """
 
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
 import sys
 from pathlib import Path
 
 from ..channel.keys import take_runner_key
 from ..channel.sender import Sender
-from ..image.shipped import PARTS_FILE, assemble
+from ..image.shipped import INPUTS_MANIFEST, MANIFEST, assemble
 from ..rundir import RunDir
 from ..runtime.events import EventLog
 
 
-def _module_dir(name: str) -> Path:
-    spec = importlib.util.find_spec(name)
+def _locate(name: str) -> Path | None:
+    """Where the folder ``name`` the engine placed on the module path is, or None when it did not come."""
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return None
     if spec is None or not spec.submodule_search_locations:
-        raise FileNotFoundError(f"the job's environment {name} did not come with it")
+        return None
     return Path(next(iter(spec.submodule_search_locations)))
 
 
@@ -36,11 +41,13 @@ def run(env_module: str, cache: str) -> int:
     key = take_runner_key(run_dir.path, make=False)  # out of the environment before anything starts
     with Sender(run_dir, key=key):
         try:
-            env = _module_dir(env_module)
-            listing = env / PARTS_FILE
-            parts = json.loads(listing.read_text()) if listing.is_file() else {}
-            names = [name for entry in parts.values() for name in entry["parts"]]
-            assemble(env, {name: _module_dir(name) for name in names}, run_dir.env_dir)
+            env = _locate(env_module)
+            if env is None:
+                raise FileNotFoundError(f"the job's environment {env_module} did not come with it")
+            inputs = run_dir.path / INPUTS_MANIFEST
+            if inputs.is_file():  # copies: the notebook may write its inputs
+                assemble(inputs, _locate, run_dir.path / "inputs", link=False)
+            assemble(env / MANIFEST, _locate, run_dir.env_dir)
             wheelhouse = run_dir.env_dir / "wheelhouse"
             if wheelhouse.is_dir():  # the lock's wheels came along: install from them alone
                 os.environ.update({"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(wheelhouse)})

@@ -1,11 +1,14 @@
 """The frozen environment sent with a job to a cluster that shares no filesystem with the submitter (Ray),
-as content-addressed folders the engine uploads once per cluster.
+as content-addressed folders the engine uploads once per cluster, each small enough for one upload.
 
-The environment folder (``promote_env_KEY``: lock, requirements, the wheels freeze built or found, and
-unless told otherwise the lock's other wheels, fetched with the submitter's own index and caches: clusters
-often reach none) is kept in the user's cache. A file over :data:`PART_BYTES` (a torch wheel) goes in parts,
-each a folder of its own (``promote_part_SHA_I``), named in ``parts.json``: engines cap what one upload may
-hold (Ray's dashboard: 100 MiB). On the node, :func:`assemble` puts the folder back together.
+The environment (lock, requirements, the wheels freeze built or found, and unless told otherwise the lock's
+other wheels, fetched with the submitter's own index and caches: clusters often reach none) is staged once
+per lock in the user's cache. Its files travel in shards and parts (:mod:`.shards`: each folder at most
+``cap`` bytes zipped, named by its content, so adding a package re-sends one shard, not the environment);
+the environment's own folder (``promote_env_HASH``) holds only the manifest that names them all, with each
+file's size and sha256. On the node, :func:`assemble` puts the environment back together and checks it.
+The notebook's folder travels the same way (:func:`pack_folder`), so no upload outgrows the engine's limit
+whatever the environment or the inputs hold.
 """
 
 from __future__ import annotations
@@ -18,38 +21,73 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from ..errors import ImageError
 from ..freeze import LOCK_FILE
 from .recipe import pinned_requirements
+from .shards import CAP_BYTES, Entry, ShardError, entries, gather, pack
 from .venv import wheel_file
 
-#: The largest file sent whole; larger ones go in parts of this size.
-PART_BYTES = 64 << 20
-PARTS_FILE = "parts.json"
+#: The file in ``promote_env_HASH`` (and beside a job's notebook) that names every file sent and where.
+MANIFEST = "manifest.json"
+#: Beside a job's notebook on the node: the manifest of the notebook's folder, sent in shards (``inputs/``).
+INPUTS_MANIFEST = "inputs.manifest.json"
+_FILES = ".files.json"  # in a staged environment: its files' sizes and hashes, taken once
+_COMPLETE = ".complete"
 
 
 def _cache() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "jupyter-promote" / "shipped"
 
 
-def environment_folders(env_dir: Path, with_wheels: bool = True) -> list[Path]:
-    """The folders to send for the frozen environment in ``env_dir``: the environment's own first, then the
-    parts of its large files. Made once per lock (and kept in the user's cache)."""
+def environment_folders(env_dir: Path, with_wheels: bool = True, cap: int = CAP_BYTES) -> list[Path]:
+    """The folders to send for the frozen environment in ``env_dir``: the environment's own (its manifest)
+    first, then its shards and parts, each at most ``cap`` bytes zipped. Staged once per lock (and kept in
+    the user's cache); the same lock gives the same folders."""
     lock = json.loads((env_dir / LOCK_FILE).read_text())
     key = lock["content_hash"].split(":")[-1][:16]
-    folder = _cache() / f"promote_env_{key}{'' if with_wheels else '_pins'}"
-    if not (folder / ".complete").is_file():
-        _make(lock, env_dir, folder, with_wheels)
-    parts = json.loads((folder / PARTS_FILE).read_text()) if (folder / PARTS_FILE).is_file() else {}
-    return [folder] + [_cache() / name for entry in parts.values() for name in entry["parts"]]
+    tree = _cache() / f"staged_{key}{'' if with_wheels else '_pins'}"
+    if not (tree / _COMPLETE).is_file():
+        _make(lock, env_dir, tree, with_wheels)
+    listed = json.loads((tree / _FILES).read_text())
+    files = [Entry(rel, size, sha, tree / rel) for rel, (size, sha) in listed.items()]
+    try:
+        manifest, folders = pack(files, _cache(), cap)
+    except ShardError as exc:
+        raise ImageError(f"the environment cannot be sent in parts: {exc}") from None
+    return [_manifest_folder({"lock": lock["content_hash"], "files": manifest}, "promote_env"), *folders]
 
 
-def _make(lock: dict[str, Any], env_dir: Path, folder: Path, with_wheels: bool) -> None:
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".env-", dir=folder.parent))
+def pack_folder(folder: Path, out: Path, manifest: Path, cap: int = CAP_BYTES) -> list[Path]:
+    """``folder``'s files as shards and parts in ``out``, named in ``manifest`` (written): returns the
+    folders. Their files are links to ``folder``'s where the disk allows."""
+    try:
+        files, folders = pack(entries(folder), out, cap)
+    except ShardError as exc:
+        raise ImageError(f"{folder}: cannot be sent in parts: {exc}") from None
+    manifest.write_text(json.dumps({"files": files}, indent=1, sort_keys=True) + "\n")
+    return folders
+
+
+def _manifest_folder(manifest: dict[str, Any], prefix: str) -> Path:
+    text = json.dumps(manifest, indent=1, sort_keys=True) + "\n"
+    folder = _cache() / f"{prefix}_{hashlib.sha256(text.encode()).hexdigest()[:20]}"
+    if not folder.is_dir():
+        staging = Path(tempfile.mkdtemp(prefix=".env-", dir=folder.parent))
+        (staging / MANIFEST).write_text(text)
+        try:
+            os.replace(staging, folder)
+        except OSError:  # made meanwhile by another job: the same
+            shutil.rmtree(staging, ignore_errors=True)
+    return folder
+
+
+def _make(lock: dict[str, Any], env_dir: Path, tree: Path, with_wheels: bool) -> None:
+    tree.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".env-", dir=tree.parent))
     try:
         shutil.copytree(env_dir, staging, dirs_exist_ok=True, symlinks=False)
         for pkg in lock["packages"]:  # wheels found in this machine's find-links folders go along
@@ -59,31 +97,14 @@ def _make(lock: dict[str, Any], env_dir: Path, folder: Path, with_wheels: bool) 
                 shutil.copyfile(wheel_file(env_dir, source), staging / source["wheel"])
         if with_wheels:
             _download_wheels(lock, staging / "wheelhouse")
-        _split_large_files(staging)
-        (staging / ".complete").write_text("ok\n")
+        listed = {e.rel: [e.size, e.sha256] for e in entries(staging, lambda rel: rel in (_FILES, _COMPLETE))}
+        (staging / _FILES).write_text(json.dumps(listed, indent=1) + "\n")
+        (staging / _COMPLETE).write_text("ok\n")
+        shutil.rmtree(tree, ignore_errors=True)  # one left half made
         with contextlib.suppress(OSError):  # another job made it meanwhile: theirs is the same
-            os.replace(staging, folder)
+            os.replace(staging, tree)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-
-
-def _split_large_files(folder: Path) -> None:
-    parts: dict[str, dict[str, Any]] = {}
-    for path in sorted(p for p in folder.rglob("*") if p.is_file() and p.stat().st_size > PART_BYTES):
-        digest = hashlib.sha256()
-        names = []
-        with open(path, "rb") as f:
-            for index, chunk in enumerate(iter(lambda: f.read(PART_BYTES), b"")):
-                digest.update(chunk)
-                part = _cache() / f"promote_part_{hashlib.sha256(chunk).hexdigest()[:16]}_{index}"
-                if not (part / "part").is_file():
-                    part.mkdir(parents=True, exist_ok=True)
-                    (part / "part").write_bytes(chunk)
-                names.append(part.name)
-        parts[path.relative_to(folder).as_posix()] = {"parts": names, "sha256": digest.hexdigest()}
-        path.unlink()
-    if parts:
-        (folder / PARTS_FILE).write_text(json.dumps(parts, indent=1, sort_keys=True) + "\n")
 
 
 def _download_wheels(lock: dict[str, Any], into: Path) -> None:
@@ -114,28 +135,17 @@ def _download_wheels(lock: dict[str, Any], into: Path) -> None:
         raise ImageError(f"the lock's wheels could not be fetched to send with the job: {last}")
 
 
-def assemble(folder: Path, parts_of: dict[str, Path], into: Path) -> None:
-    """On the node: the environment folder as it was sent, in ``into`` (links to ``folder``'s files, the
-    large ones joined from their parts, found in ``parts_of``: part name -> its folder), checked."""
-    into.mkdir(parents=True, exist_ok=True)
-    for entry in folder.iterdir():
-        if entry.name != PARTS_FILE and not (into / entry.name).exists():
-            (into / entry.name).symlink_to(entry, target_is_directory=entry.is_dir())
-    listing = folder / PARTS_FILE
-    for rel, entry in (json.loads(listing.read_text()) if listing.is_file() else {}).items():
-        target = into / rel
-        if target.parent.is_symlink():  # a folder of the sent one, made real to hold the joined file
-            source = target.parent.resolve()
-            target.parent.unlink()
-            target.parent.mkdir()
-            for item in source.iterdir():
-                (target.parent / item.name).symlink_to(item)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        digest = hashlib.sha256()
-        with open(target, "wb") as out:
-            for name in entry["parts"]:
-                chunk = (parts_of[name] / "part").read_bytes()
-                digest.update(chunk)
-                out.write(chunk)
-        if digest.hexdigest() != entry["sha256"]:
-            raise ImageError(f"{rel}: its parts arrived damaged (checksum)")
+def assemble(manifest: Path, locate: Callable[[str], Path | None], into: Path, link: bool = True) -> None:
+    """On the node: the files ``manifest`` names, in ``into``, from the folders that came with the job
+    (``locate``: a folder's name -> where it is, None when it did not come), each checked by size and sha256.
+    ``link``: links to the sent files (an environment's wheels); else copies (a notebook's inputs).
+
+    Raises
+    ------
+    ImageError
+        A folder or file that did not arrive, or arrived damaged: named.
+    """
+    try:
+        gather(json.loads(manifest.read_text())["files"], locate, into, link)
+    except ShardError as exc:
+        raise ImageError(f"what was sent with the job arrived incomplete: {exc}") from None

@@ -4,7 +4,10 @@ The cluster shares no filesystem with the submitter. What the job needs travels 
 its ``working_dir`` holds ``job.json``, ``job.ipynb`` and ``inputs/`` (the notebook's folder, up to
 ``max_inputs_mb``); its ``py_modules`` hold the frozen environment (lock, requirements and, unless
 ``ship_wheels`` is off, the lock's wheels: clusters often reach no package index) and this package's own
-runner (unless ``ship_runner`` is off), both content-addressed, so Ray uploads each once per cluster. On
+runner (unless ``ship_runner`` is off). The environment and the notebook's folder go in shards and parts
+(:mod:`jupyter_promote.image.shipped`), every folder at most ``max_upload_mb`` once zipped (Ray's dashboard
+refuses a request over 100 MiB) and named by its content, so Ray uploads each once per cluster. Ray's SDK
+says what it uploads (and warns of "very large" files) into the job's ``build.log``, never the terminal. On
 the node, ``jupyter_promote.execute.remote`` makes the environment's verified venv (cached by the lock's
 hash, as on a Slurm node) and runs the job; its events and files come back through the job's log
 (:mod:`jupyter_promote.channel`), which this target follows with Ray's log tail.
@@ -23,6 +26,7 @@ import logging
 import shlex
 import shutil
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any, ClassVar
@@ -32,7 +36,8 @@ from traitlets import Bool, Dict, Int, Unicode
 from ..channel.keys import job_key
 from ..channel.receiver import Receiver
 from ..errors import TargetError
-from ..image.shipped import environment_folders
+from ..image.shards import folder_bytes
+from ..image.shipped import INPUTS_MANIFEST, environment_folders, pack_folder
 from ..models import JobRecord, JobState
 from ..rundir import RunDir
 from ..runtime.signing import KEY_ENV
@@ -42,6 +47,25 @@ from .inputs import carry_hidden_setting, copy_inputs
 #: Seconds a job Ray reports ended may still be bringing its log in before it is taken as ended.
 LOG_GRACE_S = 60.0
 _PACKAGE_DIR = Path(__file__).resolve().parent.parent
+_EXCLUDES = ["labextension", "__pycache__"]
+_SDK_LOGGERS = ("ray.dashboard.modules", "ray._private.runtime_env", "ray.job_submission")  # off the terminal
+_LOG = logging.getLogger(__name__)
+_submitting = threading.local()  # .build_log: the build log of the job this thread submits
+
+
+class _SdkLog(logging.Handler):
+    """Ray's SDK records: into the build log of the job being submitted, and this module's log at debug."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        line = f"ray: {record.getMessage()}"
+        _LOG.debug("%s", line)
+        path = getattr(_submitting, "build_log", None)
+        if path is not None:
+            with contextlib.suppress(OSError), open(path, "a", encoding="utf-8") as log:
+                log.write(line + "\n")
+
+
+_SDK_HANDLER = _SdkLog(logging.INFO)
 
 
 class RayTarget(Target):
@@ -77,6 +101,11 @@ class RayTarget(Target):
         "need only its dependencies and always run the submitter's version.",
     ).tag(config=True)
     max_inputs_mb = Int(100, help="The most MiB of the notebook's folder sent with a job.").tag(config=True)
+    max_upload_mb = Int(
+        48,
+        help="The most MiB Ray is sent in one request: the environment and the notebook's folder go in "
+        "shards and parts of at most this (the dashboard refuses over 100 MiB; a proxy in front may refuse less).",
+    ).tag(config=True)
     carry_hidden = carry_hidden_setting()
     runtime_env = Dict(help="More runtime_env fields for every job (env_vars, container, ...).").tag(config=True)
 
@@ -96,8 +125,10 @@ class RayTarget(Target):
                 from ray.job_submission import JobSubmissionClient
             except ImportError:
                 raise TargetError("the ray target needs Ray's client: pip install 'jupyter-promote[ray]'") from None
-            for name in ("ray", "ray.dashboard.modules.dashboard_sdk", "ray.dashboard.modules.job.sdk"):
-                logging.getLogger(name).setLevel(logging.WARNING)  # its uploads and websockets, line by line
+            for name in _SDK_LOGGERS:  # its uploads and warnings, line by line: the build log's, not the terminal's
+                sdk = logging.getLogger(name)
+                sdk.handlers, sdk.propagate = [_SDK_HANDLER], False
+                sdk.setLevel(logging.INFO)
             try:
                 self._client = JobSubmissionClient(self.address)
             except Exception as exc:
@@ -118,10 +149,20 @@ class RayTarget(Target):
         return await asyncio.to_thread(self._submit, record, run)
 
     def _submit(self, record: JobRecord, run: RunDir) -> dict[str, Any]:
-        folders = environment_folders(run.env_dir, with_wheels=self.ship_wheels)
-        env_module = folders[0]
-        upload = self._upload_dir(record, run)
-        py_modules = [str(f) for f in folders] + ([str(_PACKAGE_DIR)] if self.ship_runner else [])
+        cap = self.max_upload_mb << 20
+        scratch = Path(tempfile.mkdtemp(prefix=".ray-upload-", dir=run.path))
+        try:
+            folders = environment_folders(run.env_dir, with_wheels=self.ship_wheels, cap=cap)
+            upload, inputs = self._upload_dir(record, run, scratch, cap)
+            py_modules = [*folders, *inputs] + ([_PACKAGE_DIR] if self.ship_runner else [])
+            self._check_sizes([upload, *py_modules], cap)
+            _submitting.build_log = run.build_log
+            return self._send(record, run, upload, folders[0].name, [str(f) for f in py_modules])
+        finally:
+            _submitting.build_log = None
+            shutil.rmtree(scratch, ignore_errors=True)
+
+    def _send(self, record: JobRecord, run: RunDir, upload: Path, env: str, py_modules: list[str]) -> dict[str, Any]:
         env_vars = {"PYTHONUNBUFFERED": "1", **record.env, KEY_ENV: job_key(run.path).hex()}
         if record.resources.cpus:
             env_vars["OMP_NUM_THREADS"] = str(record.resources.cpus)
@@ -129,12 +170,11 @@ class RayTarget(Target):
             **self.runtime_env,
             "working_dir": str(upload),
             "py_modules": py_modules,
-            "excludes": ["labextension", "__pycache__"],
+            "excludes": _EXCLUDES,
             "env_vars": {**self.runtime_env.get("env_vars", {}), **env_vars},
         }
         entrypoint = (
-            f"{shlex.quote(self.python)} -m jupyter_promote.execute.remote {env_module.name} "
-            f"{shlex.quote(self.venv_cache)}"
+            f"{shlex.quote(self.python)} -m jupyter_promote.execute.remote {env} {shlex.quote(self.venv_cache)}"
         )
         options: dict[str, Any] = {"entrypoint_num_cpus": record.resources.cpus or 1}
         if record.resources.gpus:
@@ -152,35 +192,40 @@ class RayTarget(Target):
         except TargetError:
             raise
         except Exception as exc:
+            first = (str(exc).strip() or type(exc).__name__).splitlines()[0][:300].rstrip(".")
+            if "413" in first or "body size" in first:  # a proxy in front of the dashboard that takes less
+                first += f"; lower RayTarget.max_upload_mb ({self.max_upload_mb}) below the cluster's limit"
             raise TargetError(
-                f"the Ray cluster at {self.address} refused the job: {str(exc).splitlines()[0][:300]}",
-                subject=self.address,
+                f"the Ray cluster at {self.address} refused the job: {first}", subject=self.address
             ) from None
-        finally:
-            shutil.rmtree(upload, ignore_errors=True)
         return {"address": self.address, "submission_id": submission_id}
 
-    def _upload_dir(self, record: JobRecord, run: RunDir) -> Path:
-        """``job.json``, ``job.ipynb`` and ``inputs/`` (the notebook's folder), in a folder of their own."""
-        upload = Path(tempfile.mkdtemp(prefix=".ray-upload-", dir=run.path))
+    def _check_sizes(self, folders: list[Path], cap: int) -> None:
+        """Every folder Ray zips and sends (shards and parts are made to fit; the runner and the notebook are
+        checked) under the cap, else one line naming it."""
+        for folder in folders:
+            if (size := folder_bytes(folder, _EXCLUDES)) > cap:
+                what = "the job's notebook" if folder.name == "job" else str(folder)
+                limit = f"more than Ray is sent in one request (RayTarget.max_upload_mb = {self.max_upload_mb})"
+                raise TargetError(f"{what}: {size / 2**20:.1f} MiB, {limit}", subject=str(folder))
+
+    def _upload_dir(self, record: JobRecord, run: RunDir, scratch: Path, cap: int) -> tuple[Path, list[Path]]:
+        """The job's own folder (``job.json``, ``job.ipynb`` and the manifest of the notebook's folder) and the
+        shards that carry the notebook's folder, in ``scratch``."""
+        upload = scratch / "job"
+        upload.mkdir()
         shutil.copy2(run.job_json, upload / "job.json")
         shutil.copy2(run.job_notebook, upload / "job.ipynb")
         limit = self.max_inputs_mb << 20
-        try:
-            source = Path(record.notebook).parent
-            total = copy_inputs(source, upload / "inputs", {str(run.path)}, limit, self.carry_hidden)
-        except TargetError:
-            shutil.rmtree(upload, ignore_errors=True)
-            raise
+        source = Path(record.notebook).parent
+        total = copy_inputs(source, scratch / "inputs", {str(run.path)}, limit, self.carry_hidden)
         if total > limit:
-            shutil.rmtree(upload, ignore_errors=True)
             raise TargetError(
-                f"{Path(record.notebook).parent}: the notebook's folder holds over {self.max_inputs_mb} MiB of "
-                "inputs, more than a Ray job carries (RayTarget.max_inputs_mb); put datasets where the cluster "
-                "reads them",
+                f"{source}: the notebook's folder holds over {self.max_inputs_mb} MiB of inputs, more than a Ray "
+                "job carries (RayTarget.max_inputs_mb); put datasets where the cluster reads them",
                 subject=record.notebook,
             )
-        return upload
+        return upload, pack_folder(scratch / "inputs", scratch / "shards", upload / INPUTS_MANIFEST, cap)
 
     # -- follow -----------------------------------------------------------------------------------------
     async def poll(self, handles: dict[str, dict[str, Any]]) -> dict[str, TargetStatus]:
