@@ -25,12 +25,10 @@ if TYPE_CHECKING:
 def notebook_findings(notebook: str, gpus: int | None, ctx: CommandContext, target: str | None = None) -> list[Any]:
     """The pre-flight findings of a saved notebook (for ``check`` and before ``run``/``sweep``) as a job on
     ``target`` (default: the default target) would run it."""
-    import nbformat
-
     from ..job.notebook import read_notebook
     from ..preflight import WHOLE_ENVIRONMENT_TARGETS, check_notebook
 
-    nb = nbformat.from_dict(read_notebook(os.path.abspath(notebook)))  # type: ignore[no-untyped-call]
+    nb = read_notebook(os.path.abspath(notebook))
     whole = (target or ctx.settings.default_target) in WHOLE_ENVIRONMENT_TARGETS
     return check_notebook(nb, gpus=gpus, env_allowlist=ctx.settings.env_allowlist, whole_environment=whole)
 

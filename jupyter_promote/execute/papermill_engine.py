@@ -146,4 +146,5 @@ class PromoteEngine(NBClientEngine):  # type: ignore[misc]  # papermill ships no
             on_cell_executed=tracker.on_cell_executed,
             on_cell_error=tracker.on_cell_error,
         )
-        return PromoteNotebookClient(nb_man, **final_kwargs).execute()
+        # a kernel manager the runner started (its kernel booted while papermill loaded) is nbclient's to stop
+        return PromoteNotebookClient(nb_man, **final_kwargs).execute(cleanup_kc=True)

@@ -23,7 +23,9 @@ from ..channel.wire import EscapingFormatter
 from ..models import JobRecord
 from ..rundir import RunDir
 from ..runtime.events import EventLog, EventTail
+from . import early_kernel
 from .output import finish_output
+from .papermill_import import import_papermill
 from .supervisor import Pulse, Supervisor
 from .workdir import StagedInputs, artifacts, stage
 
@@ -43,6 +45,11 @@ def _check_failures() -> dict[str, str]:
 KERNEL_START_TIMEOUT_S = 300.0
 #: Kernel starts tried before the job fails (only while no cell has run).
 KERNEL_START_ATTEMPTS = 2
+
+
+def _kernel_name(record: JobRecord) -> str:
+    """The kernel the job runs on: the environment image's (``JUPYTER_PROMOTE_KERNEL``), else the record's."""
+    return os.environ.get("JUPYTER_PROMOTE_KERNEL") or record.kernel
 
 
 def _start_failure(exc: BaseException) -> bool:
@@ -195,21 +202,24 @@ def _execute(
     """Execute the job notebook under ``supervisor`` and classify how it ended: (state, reason, message)."""
     error: BaseException | None = None
     staged: StagedInputs | None = None
+    kernel: Any | None = None
     try:
         staged = _working_dir(run, record)
-        # papermill.engines first: importing it loads the "promote" entry point, i.e. .papermill_engine
-        import papermill
+        # the kernel boots while papermill loads (papermill would import first, then start it)
+        kernel = early_kernel.start(_kernel_name(record), str(staged.work))
+        papermill = import_papermill()  # loads the "promote" entry point, i.e. .papermill_engine
         from papermill.engines import papermill_engines
 
         from . import papermill_engine as engine
 
         papermill_engines.register("promote", engine.PromoteEngine)  # also an entry point; explicit here
         supervisor.start()
-        _papermill(run, record, log, supervisor, staged, papermill.execute_notebook, engine)
+        _papermill(run, record, log, supervisor, staged, papermill.execute_notebook, engine, kernel)
     except BaseException as exc:  # every way an execution ends is classified below
         error = exc
     finally:
         supervisor.close()
+        early_kernel.shut_down(kernel)  # nbclient stops the kernel it ran; this one only if it never did
     _report_files(log, staged)
     # a monitor decision may have been written just before the kernel went down
     events = EventTail(str(run.events)).read()
@@ -227,7 +237,7 @@ def _execute(
         message=message or "",
     )
     if state == "succeeded":  # before the final status: whoever judges parity on it reads this record
-        _record_environment(run, os.environ.get("JUPYTER_PROMOTE_KERNEL") or record.kernel, events)
+        _record_environment(run, _kernel_name(record), events)
     return state, reason, message
 
 
@@ -239,26 +249,30 @@ def _papermill(
     staged: StagedInputs,
     execute_notebook: Callable[..., Any],
     engine: ModuleType,
+    kernel: Any | None = None,
 ) -> None:
-    """papermill's run of the job notebook with the promote engine; a kernel that dies before its first reply
-    is started once more (up to ``KERNEL_START_ATTEMPTS``), with an alert saying so."""
+    """papermill's run of the job notebook with the promote engine, first on ``kernel`` (booting) when given;
+    a kernel that dies before its first reply is started once more by nbclient, with an alert saying so."""
     for attempt in range(1, KERNEL_START_ATTEMPTS + 1):
+        given = {"km": kernel} if kernel is not None and attempt == 1 else {}
         try:
             execute_notebook(
                 str(run.job_notebook),
                 str(run.output_notebook),
                 parameters=record.parameters,
                 engine_name="promote",
-                kernel_name=os.environ.get("JUPYTER_PROMOTE_KERNEL") or record.kernel,  # set by environment images
+                kernel_name=_kernel_name(record),
                 cwd=str(staged.work),
                 log_output=True,
                 progress_bar=False,
                 request_save_on_cell_execute=True,
                 # papermill's 60 s is short for a busy cluster node (image layers, cold caches, neighbours)
                 start_timeout=float(os.environ.get("PROMOTE_KERNEL_START_TIMEOUT", KERNEL_START_TIMEOUT_S)),
+                **given,
             )
             break
         except RuntimeError as exc:
+            early_kernel.shut_down(given.get("km"))
             # a kernel that dies before its first reply (a port taken by a neighbour between choosing and
             # binding it, a node under load) ran nothing yet: start it once more
             tracker = engine.active_tracker

@@ -8,12 +8,11 @@ import ast
 import contextlib
 import re
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-import nbformat
-
 from ..job.cells import own_numbers
+from ..job.notebook import source_of
 from .findings import INSTALL, KINDS, MAGIC_LINE, MAGIC_VALUE, RUN_LINE, TIMED_LINE, Finding
 from .hazards import Hazards
 from .names import undefined_names
@@ -23,7 +22,7 @@ WHOLE_ENVIRONMENT_TARGETS = frozenset({"local"})
 
 
 def check_notebook(
-    nb: nbformat.NotebookNode,
+    nb: Mapping[str, Any],
     *,
     gpus: int | None = None,
     env_allowlist: Iterable[str] = (),
@@ -34,7 +33,7 @@ def check_notebook(
     Parameters
     ----------
     nb
-        The saved notebook.
+        The saved notebook, as read from its JSON (nbformat's ``NotebookNode`` is one too).
     gpus
         GPUs the job requests; with None or 0 every CUDA use not guarded by ``is_available()`` is reported.
     env_allowlist
@@ -95,11 +94,11 @@ def format_findings(findings: list[Finding]) -> list[str]:
     return [f"{'error' if finding.fails else 'warning'}: {finding.message}" for finding in findings]
 
 
-def _job_cells(nb: nbformat.NotebookNode) -> tuple[list[str], list[int | None]]:
+def _job_cells(nb: Mapping[str, Any]) -> tuple[list[str], list[int | None]]:
     """The sources and execution counts of the notebook's own code cells the job runs, numbered as progress and
     verdicts number them (:func:`jupyter_promote.job.cells.own_numbers`)."""
-    cells = [nb.cells[index] for index in own_numbers(nb.cells)]
-    sources = [cell.source if isinstance(cell.source, str) else "".join(cell.source) for cell in cells]
+    cells = [nb["cells"][index] for index in own_numbers(nb["cells"])]
+    sources = [source_of(cell) for cell in cells]
     return sources, [cell.get("execution_count") for cell in cells]
 
 

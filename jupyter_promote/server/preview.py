@@ -29,7 +29,6 @@ def preview(
     """
     import tempfile
 
-    import nbformat
     from jupyter_client.kernelspec import KernelSpecManager
 
     from ..freeze import environment_card, freeze, kernel_interpreter
@@ -46,9 +45,8 @@ def preview(
         for name, spec in sorted(specs.items())
         if spec["spec"].get("language", "").lower() == "python"
     ]
-    notebook_node = nbformat.from_dict(nb)  # type: ignore[no-untyped-call]  # nbformat ships no type hints
     whole = target in WHOLE_ENVIRONMENT_TARGETS
-    findings = check_notebook(notebook_node, gpus=gpus, env_allowlist=env_allowlist, whole_environment=whole)
+    findings = check_notebook(nb, gpus=gpus, env_allowlist=env_allowlist, whole_environment=whole)
     with tempfile.TemporaryDirectory(prefix="promote-preview-") as tmp:
         env = freeze(interpreter, os.path.join(tmp, "env"), env_allowlist=env_allowlist, timeout=PREVIEW_TIMEOUT_S)
         result: dict[str, Any] = {
