@@ -29,6 +29,7 @@ When every job has ended it counts, per job, the events written against those in
 latency p99 under 1 s, ``GET jobs`` p99 under 100 ms.
 
 Usage: python benchmarks/server_load.py [--jobs 50] [--rate 200] [--seconds 60] [--writers 2] [--db-url URL]
+       python benchmarks/server_load.py --jobs 500 --rate 20 --baseline-jobs 50   (500 jobs beside 50, same events/s)
        python benchmarks/server_load.py --kernels [--jobs 8] [--rate 200] [--seconds 60] [--nice 0]
 """
 
@@ -249,14 +250,31 @@ def start_server(args: argparse.Namespace, work: Path, root: Path, port: int) ->
     )
 
 
-async def until_all_ended(client: Client, jobs: int, started: asyncio.Event | None) -> list[float]:
-    """``GET jobs`` every 50 ms until every job has ended: the timings once the load started."""
+#: The largest page ``GET jobs`` gives (the server's MAX_PAGE; the sidebar asks for this many).
+PAGE = 200
+
+
+async def all_ended(client: Client, jobs: int) -> bool:
+    """Whether every job has ended, page by page (more than :data:`PAGE` jobs take several calls)."""
+    for offset in range(0, jobs, PAGE):
+        listing = await client.call("GET", f"jobs?limit={PAGE}&offset={offset}")
+        if any(job["state"] not in FINAL for job in listing["jobs"]):
+            return False
+    return True
+
+
+async def until_all_ended(
+    client: Client, jobs: int, started: asyncio.Event | None, peak: dict[str, int]
+) -> list[float]:
+    """``GET jobs`` (the sidebar's call) every 50 ms until every job has ended: the timings once the load
+    started; ``peak["fds"]``, the most file descriptors the server held meanwhile."""
     loaded: list[float] = []
     while True:
-        seconds, listing = await client.timed_list(jobs)
+        seconds, listing = await client.timed_list(min(jobs, PAGE))
         if started is None or started.is_set():
             loaded.append(seconds)
-        if all(job["state"] in FINAL for job in listing["jobs"]):
+        peak["fds"] = max(peak.get("fds", 0), len(os.listdir(f"/proc/{peak['pid']}/fd")))
+        if all(job["state"] in FINAL for job in listing["jobs"]) and await all_ended(client, jobs):
             return loaded
         await asyncio.sleep(0.05)
 
@@ -319,10 +337,11 @@ async def bench(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         watcher = asyncio.create_task(watch_start())
         body = {"notebook": "emit.ipynb", "parameters": {"rate": args.rate, "seconds": args.seconds}}
         ids = [str((await client.call("POST", "jobs", body))["id"]) for _ in range(args.jobs)]
-        loaded = await until_all_ended(client, args.jobs, load_started)
+        peak = {"pid": server.pid}
+        loaded = await until_all_ended(client, args.jobs, load_started, peak)
         await watcher
         cpu_load, wall = cpu_seconds(server.pid) - cpu["start"], time.monotonic() - cpu["wall"]
-        idle = [(await client.timed_list(args.jobs))[0] for _ in range(100)]  # the same listing, no load
+        idle = [(await client.timed_list(min(args.jobs, PAGE)))[0] for _ in range(100)]  # the same listing, no load
         await asyncio.sleep(1.0)  # the bus's last messages
         listener.cancel()
         ws.close()
@@ -384,6 +403,7 @@ async def bench(args: argparse.Namespace, work: Path) -> dict[str, Any]:
             "server_cpu_s": round(cpu_load, 1),
             "server_cpu_s_per_10k_events": round(cpu_load / max(1, stored) * 1e4, 3),
             "server_cpu_share": round(cpu_load / wall, 2),
+            "server_fds_max": peak["fds"],
         }
     finally:
         for writer in writers:
@@ -396,37 +416,55 @@ async def bench(args: argparse.Namespace, work: Path) -> dict[str, Any]:
             server.kill()
 
 
-def report(result: dict[str, Any]) -> bool:
-    """Each figure beside its target; True when every target is met."""
+def cells(result: dict[str, Any]) -> list[tuple[str, str, float, str, bool | None]]:
+    """(figure, measured, the number a ratio is taken of, target, met) of one run."""
     lost = result["lost_in_store"], result["lost_on_bus"]
     twice = result["stored_twice"], result["on_bus_twice"]
-    lat, get = result["event_latency_ms"], result["get_jobs_loaded_ms"]
-    rows = [
-        ("events lost (store / bus)", f"{lost[0]} / {lost[1]}", "0", not result["failed_jobs"] and lost == (0, 0)),
-        ("events duplicated (store / bus)", f"{twice[0]} / {twice[1]}", "0", twice == (0, 0)),
+    lat, get, idle = result["event_latency_ms"], result["get_jobs_loaded_ms"], result["get_jobs_idle_ms"]
+    cpu = result["server_cpu_s_per_10k_events"]
+    ok_lost = not result["failed_jobs"] and lost == (0, 0)
+    return [
+        ("events lost (store / bus)", f"{lost[0]} / {lost[1]}", sum(lost), "0", ok_lost),
+        ("events duplicated (store / bus)", f"{twice[0]} / {twice[1]}", sum(twice), "0", twice == (0, 0)),
         (
-            "event latency p50 / p99, write -> websocket",
-            f"{lat['p50']:.0f} / {lat['p99']:.0f} ms",
-            "p99 < 1000 ms",
+            "event latency p50 / p99 (ms)",
+            f"{lat['p50']:.0f} / {lat['p99']:.0f}",
+            lat["p99"],
+            "p99 < 1000",
             lat["p99"] < 1000,
         ),
-        ("GET jobs p50 / p99 under load", f"{get['p50']:.1f} / {get['p99']:.1f} ms", "p99 < 100 ms", get["p99"] < 100),
         (
-            "GET jobs p50 / p99 idle",
-            f"{result['get_jobs_idle_ms']['p50']:.1f} / {result['get_jobs_idle_ms']['p99']:.1f} ms",
-            "(baseline)",
-            None,
+            "GET jobs p50 / p99 under load (ms)",
+            f"{get['p50']:.1f} / {get['p99']:.1f}",
+            get["p99"],
+            "p99 < 100",
+            get["p99"] < 100,
         ),
+        ("GET jobs p50 / p99 idle (ms)", f"{idle['p50']:.1f} / {idle['p99']:.1f}", idle["p99"], "(baseline)", None),
         (
-            "server CPU per 10,000 events",
-            f"{result['server_cpu_s_per_10k_events']:.2f} s ({result['server_cpu_share']:.0%} of a core)",
+            "server CPU s per 10,000 events",
+            f"{cpu:.2f} ({result['server_cpu_share']:.0%} of a core)",
+            cpu,
             "(reported)",
             None,
         ),
+        ("server file descriptors, most", str(result["server_fds_max"]), result["server_fds_max"], "(reported)", None),
     ]
-    print(f"{'figure':46} {'measured':28} {'target':16} ")
-    for name, measured, target, ok in rows:
-        print(f"{name:46} {measured:28} {target:16} {'' if ok is None else 'met' if ok else 'MISSED'}")
+
+
+def report(result: dict[str, Any], baseline: dict[str, Any] | None = None) -> bool:
+    """Each figure beside its baseline run (and the ratio of the two) and its target; True when every target
+    is met."""
+    rows, base = cells(result), cells(baseline) if baseline else None
+    what = f"{baseline['jobs']} jobs x {baseline['rate_per_job']}/s" if baseline else "-"
+    now = f"{result['jobs']} jobs x {result['rate_per_job']}/s"
+    print(f"{'figure':36} {now:26} {what:26} {'ratio':7} target")
+    for i, (name, measured, number, target, ok) in enumerate(rows):
+        then = base[i] if base else ("", "", 0.0, "", None)
+        ratio = f"x{number / then[2]:.2f}" if base and then[2] else ""
+        print(
+            f"{name:36} {measured:26} {then[1]:26} {ratio:7} {target} {'' if ok is None else 'met' if ok else 'MISSED'}"
+        )
     return all(ok for *_, ok in rows if ok is not None)
 
 
@@ -446,12 +484,25 @@ def main() -> None:
     parser.add_argument(
         "--db-url", default="", help="the job store's database (c.PromoteExtension.db_url; default: the SQLite file)"
     )
+    parser.add_argument(
+        "--baseline-jobs",
+        type=int,
+        default=0,
+        help="first the same load (events per second in all) over this many jobs, as the baseline (0: none)",
+    )
     args = parser.parse_args()
     args.jobs = args.jobs or (8 if args.kernels else 50)
+    baseline = None
+    if args.baseline_jobs:
+        few = argparse.Namespace(**{**vars(args), "jobs": args.baseline_jobs})
+        few.rate = args.rate * args.jobs // args.baseline_jobs
+        with tempfile.TemporaryDirectory(prefix="promote-load-") as tmp:
+            baseline = asyncio.run(bench(few, Path(tmp)))
+        print(json.dumps(baseline, indent=2))
     with tempfile.TemporaryDirectory(prefix="promote-load-") as tmp:
         result = asyncio.run(bench(args, Path(tmp)))
     print(json.dumps(result, indent=2))
-    sys.exit(0 if report(result) else 1)
+    sys.exit(0 if report(result, baseline) else 1)
 
 
 if __name__ == "__main__":
