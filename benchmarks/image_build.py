@@ -6,6 +6,8 @@ in a venv at .envs/small-kernel (made if missing). Base image: the offline one s
 1. Cold build (no build cache, interleaved rounds): ours / naive. Target <= 1.1.
    The naive baseline is what people write first:
    ``COPY requirements.txt`` / ``RUN pip install -r requirements.txt`` / ``COPY notebook``.
+   "ours" is the rebuild from the lock's pins (``--ImageBuilder.pack=False``); "packed" is the default, the
+   kernel's installed files packed into the image (no index, ``--network=none``): packed / naive, target <= 0.5.
 2. Rebuild after a notebook-only edit: ours (``jupyter promote build``) / our cold build, and how many
    images it built (target: 0). The naive Dockerfile's own rebuild after the same edit is shown beside it.
 3. A lock that changes by one package (the small kernel plus ``six``, a venv at .envs/small-kernel-one):
@@ -77,10 +79,10 @@ def size(ref: str) -> int:
     return int(out.stdout.strip())
 
 
-def promote(*args: str, env: dict[str, str]) -> tuple[float, dict]:
+def promote(*args: str, env: dict[str, str], pack: bool = True) -> tuple[float, dict]:
     start = time.perf_counter()
     result = subprocess.run(
-        [str(BIN / "jupyter"), "promote", *args, f"--ImageBuilder.base_image={BASE}"],
+        [str(BIN / "jupyter"), "promote", *args, f"--ImageBuilder.base_image={BASE}", f"--ImageBuilder.pack={pack}"],
         capture_output=True,
         text=True,
         env=env,
@@ -123,21 +125,21 @@ def main() -> None:
         f"environment: {len(packages)} packages (+pip, setuptools); base image {BASE}; {args.rounds} rounds", flush=True
     )
 
-    ours_cold, naive_cold = [], []
-    ref = ""
+    cold: dict[str, list[float]] = {"ours": [], "naive": [], "packed": []}
+    ours_cold, naive_cold, packed_cold = cold["ours"], cold["naive"], cold["packed"]
+    ref = packed_ref = ""
     for i in range(args.rounds):
-        for which in ("ours", "naive") if i % 2 == 0 else ("naive", "ours"):
+        for which in ("ours", "naive", "packed") if i % 2 == 0 else ("packed", "naive", "ours"):
             prune()
-            if which == "ours":
-                t, info = promote("build", "--python", python, "--rebuild", "--json", env=env)
-                ours_cold.append(t)
-                ref = info["ref"]
-            else:
+            if which == "naive":
                 naive_cold.append(naive_build(naive, "jupyter-promote/bench-naive:latest"))
-            print(
-                f"  round {i + 1} {which:5} cold build {(ours_cold if which == 'ours' else naive_cold)[-1]:6.1f} s",
-                flush=True,
-            )
+            else:
+                t, info = promote("build", "--python", python, "--rebuild", "--json", env=env, pack=which == "packed")
+                cold[which].append(t)
+                mode = info["verification"]["build"]["mode"]
+                assert mode == ("pack" if which == "packed" else "rebuild"), info["verification"]["build"]
+                ref, packed_ref = (ref, info["ref"]) if which == "packed" else (info["ref"], packed_ref)
+            print(f"  round {i + 1} {which:6} cold build {cold[which][-1]:6.1f} s", flush=True)
 
     # notebook-only edit: ours rebuilds nothing (the notebook is never in the image); the naive one reruns COPY
     naive_build(naive, "jupyter-promote/bench-naive:latest")  # the naive one's cache, warm again after our prunes
@@ -215,12 +217,16 @@ def main() -> None:
         )
         plain_starts.append(float(out.stdout.strip()) - start)
 
-    oc, nc = statistics.median(ours_cold), statistics.median(naive_cold)
+    oc, nc, pc = statistics.median(ours_cold), statistics.median(naive_cold), statistics.median(packed_cold)
     ds, dp = statistics.median(starts), statistics.median(plain_starts)
     print()
     print(
         f"cold build          ours {oc:6.1f} s   naive {nc:6.1f} s   ratio ours/naive {oc / nc:.2f}   (target <= 1.1)"
         f"   rounds ours {', '.join(f'{t:.1f}' for t in ours_cold)}; naive {', '.join(f'{t:.1f}' for t in naive_cold)}"
+    )
+    print(
+        f"cold build packed   {pc:6.1f} s (no network)   naive {nc:6.1f} s (network)   ratio packed/naive "
+        f"{pc / nc:.2f}   (target <= 0.5)   rounds {', '.join(f'{t:.1f}' for t in packed_cold)}"
     )
     print(
         f"notebook-only edit  ours {ours_edit:6.2f} s   ratio ours/our cold {ours_edit / oc:.3f}   (target <= 0.05),"
@@ -237,7 +243,8 @@ def main() -> None:
         f"median {dp:.2f} s (runs {', '.join(f'{s:.2f}' for s in plain_starts)});   ratio {ds / dp:.2f}"
     )
     print(
-        f"image size          ours {size(ref) / 1e6:.0f} MB   naive {size('jupyter-promote/bench-naive:latest') / 1e6:.0f} MB"
+        f"image size          ours {size(ref) / 1e6:.0f} MB   packed {size(packed_ref) / 1e6:.0f} MB   "
+        f"naive {size('jupyter-promote/bench-naive:latest') / 1e6:.0f} MB"
     )
     subprocess.run(["docker", "rmi", "jupyter-promote/bench-naive:latest"], capture_output=True)
     shutil.rmtree(tmp, ignore_errors=True)

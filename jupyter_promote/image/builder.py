@@ -28,6 +28,9 @@ from . import network, recipe
 from .build import docker_build
 from .checks import base_python, refuse_unbuildable
 from .docker_engine import buildkit_cli, client
+from .pack import PackPlan, PackRefused, choose
+from .pack_build import build_packed
+from .pack_platform import base_platform as platform_of
 from .plan import BuildPlan, base_image_id, plan_build
 from .ref import LABEL_LOCK, LABEL_PYTHON, LABEL_RECIPE, LABEL_VERIFICATION, ImageRef
 from .verify import seal
@@ -59,19 +62,47 @@ class ImageBuilder(LoggingConfigurable):
     wheelhouse = Bool(False, help="Hermetic builds: wheels fetched on the host, installed with --no-index.").tag(
         config=True
     )
+    pack = Bool(
+        True,
+        help="Pack the kernel's installed files into the image when the base image can run them (no index, no "
+        "network); else, or when False, rebuild from the lock's pins.",
+    ).tag(config=True)
 
     # ---- planning -------------------------------------------------------------------------------
     def plan(
-        self, env: FrozenEnv, *, base_image: str | None = None, registry: str | None = None, pull: bool = True
+        self,
+        env: FrozenEnv,
+        *,
+        base_image: str | None = None,
+        registry: str | None = None,
+        pull: bool = True,
+        refused: str | None = None,
     ) -> BuildPlan:
         """Assemble the build context for ``env`` and name its image (nothing is built); ``pull``: the base
-        image may be pulled to learn its id (a preview says it is missing instead)."""
+        image may be pulled to learn its id (a preview says it is missing instead). The image is packed from
+        the kernel's files when that applies, else rebuilt (``refused``: packing was tried and refused so)."""
         options = recipe.BuildOptions(
             base_image=base_image or self.base_image or recipe.default_base_image(env.lock),
             repository=registry or self.registry or self.repository,
             system_packages=tuple(self.system_packages),
         )
-        return plan_build(env, options, self.cache_dir, pull=pull)
+        return plan_build(env, options, self.cache_dir, pull=pull, pack=refused or self._pack(env, options, pull))
+
+    def _pack(self, env: FrozenEnv, options: recipe.BuildOptions, pull: bool) -> PackPlan | str:
+        """The packed layers of ``env`` on ``options``' base image, or why the image is rebuilt instead."""
+        if not self.pack:
+            return "packing is off (--ImageBuilder.pack=False)"
+        if options.system_packages:
+            return "system packages are installed (--ImageBuilder.system_packages): a rebuild installs them"
+        image_id = base_image_id(options.base_image, pull)
+        try:
+            base = platform_of(options.base_image, image_id, self.cache_dir)
+        except Exception as exc:  # the rebuild asks the base image too, and says what is wrong with it
+            return f"the base image's platform is unknown ({str(exc).splitlines()[0][:120]})"
+        try:
+            return choose(env.lock, base, recipe.runner_requirements(env.lock["python"]["version"]))
+        except PackRefused as refused:
+            return refused.reason
 
     # ---- finding ---------------------------------------------------------------------------------
     def find(self, tag: str) -> Any | None:
@@ -129,22 +160,21 @@ class ImageBuilder(LoggingConfigurable):
         on_line: Callable[[str], None] = lambda line: None,
         on_stage: Callable[[str], None] = lambda stage: None,
     ) -> ImageRef:
-        """The verified image of ``env``: reused when it exists (unless ``rebuild``), else built, verified
-        and tagged; pushed to the registry when ``push``. ``on_stage`` hears "pushing" as the push starts.
+        """The verified image of ``env``: reused when it exists (unless ``rebuild``), else built (packed from
+        the kernel's files when that applies, else rebuilt; ``wheelhouse=True`` asks for the hermetic rebuild),
+        verified and tagged; pushed to the registry when ``push``. ``on_stage`` hears "pushing" as it starts.
         """
         if push and not (registry or self.registry):
             raise UsageError("--push: no registry configured (--registry HOST:PORT/REPO)", subject="push")
-        plan = self.plan(env, base_image=base_image, registry=registry)
+        asked = "--wheelhouse asks for a hermetic rebuild from wheels" if wheelhouse else None
+        plan = self.plan(env, base_image=base_image, registry=registry, refused=asked)
+        hermetic = self.wheelhouse if wheelhouse is None else wheelhouse
         try:
-            found = None if rebuild else self.find(plan.tag)
-            if found is not None:
-                on_line(f"image {plan.tag} (reused: the environment is unchanged)")
-                digest = self._digest(found, plan.tag)
-                verification = json.loads(found.labels[LABEL_VERIFICATION])
-                ref = ImageRef(plan.tag, found.id, env.content_hash, False, plan.base_image, digest, verification)
-            else:
-                hermetic = self.wheelhouse if wheelhouse is None else wheelhouse
-                ref = self._build(env, interpreter, plan, ca_bundle, hermetic, on_line)
+            ref = self._find_or_build(env, interpreter, plan, ca_bundle, hermetic, rebuild, on_line)
+        except PackRefused as refused:
+            shutil.rmtree(plan.context, ignore_errors=True)
+            plan = self.plan(env, base_image=base_image, registry=registry, refused=f"pack refused: {refused.reason}")
+            ref = self._find_or_build(env, interpreter, plan, ca_bundle, hermetic, rebuild, on_line)
         finally:
             shutil.rmtree(plan.context, ignore_errors=True)
         if push and ref.digest is None:
@@ -153,6 +183,29 @@ class ImageBuilder(LoggingConfigurable):
             on_stage("pushing")
             ref.digest = push_image(ref.ref, on_line)
         return ref
+
+    def _find_or_build(
+        self,
+        env: FrozenEnv,
+        interpreter: Interpreter,
+        plan: BuildPlan,
+        ca_bundle: str | None,
+        wheelhouse: bool,
+        rebuild: bool,
+        on_line: Callable[[str], None],
+    ) -> ImageRef:
+        """The image ``plan`` names: reused when it exists (unless ``rebuild``), else built."""
+        found = None if rebuild else self.find(plan.tag)
+        if found is not None:
+            on_line(f"image {plan.tag} (reused: the environment is unchanged)")
+            digest = self._digest(found, plan.tag)
+            verification = json.loads(found.labels[LABEL_VERIFICATION])
+            return ImageRef(plan.tag, found.id, env.content_hash, False, plan.base_image, digest, verification)
+        on_line(f"build mode: {plan.mode} ({plan.reason})")
+        if plan.pack is not None:
+            cli = buildkit_cli(self.docker_cli)
+            return build_packed(cli, env, plan, self.cache_dir, on_line, self.build_timeout)
+        return self._build(env, interpreter, plan, ca_bundle, wheelhouse, on_line)
 
     # ---- building --------------------------------------------------------------------------------
     def _build(
@@ -201,7 +254,8 @@ class ImageBuilder(LoggingConfigurable):
         finally:
             shutil.rmtree(secrets_dir, ignore_errors=True)
             shutil.rmtree(plan.context / "wheelhouse", ignore_errors=True)
-        image, verification = seal(cli, image_id, plan.tag, lock, on_line)
+        build = {"mode": "rebuild", "reason": plan.reason}
+        image, verification = seal(cli, image_id, plan.tag, lock, on_line, build=build)
         seconds = round(time.monotonic() - started, 2)
         verdict = verification.to_json()
         return ImageRef(plan.tag, image.id, env.content_hash, True, plan.base_image, None, verdict, seconds)

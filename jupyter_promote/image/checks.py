@@ -48,9 +48,23 @@ def refuse_unbuildable(lock: dict[str, Any], base_image: str, image_python: str,
             "(major.minor must match)",
             subject=base_image,
         )
+    refuse_conda(lock)
     if not wheelhouse:
         refuse_unreachable(lock)
     refuse_python_mismatch(lock, base_image, image_python)
+
+
+def refuse_conda(lock: dict[str, Any]) -> None:
+    """Packages conda installed: no index has them as pip knows them, so a rebuild cannot reinstall them."""
+    conda = [f"{p['name']}=={p['version']}" for p in lock["packages"] if p["source"].get("kind") == "conda"]
+    if conda:
+        raise ImageError(
+            f"{', '.join(conda[:5])}{' ...' if len(conda) > 5 else ''}: installed by conda, which a rebuild from an "
+            "index cannot reinstall; the pack path (the kernel's prefix packed into the image, "
+            "jupyter_promote.image.pack) is the way for conda environments and does not take conda prefixes yet "
+            "(README: 'Images from the kernel's own files')",
+            subject=conda[0],
+        )
 
 
 def refuse_unreachable(lock: dict[str, Any]) -> None:

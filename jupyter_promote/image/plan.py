@@ -20,6 +20,7 @@ from ..errors import ImageError
 from ..freeze import FrozenEnv, tree_hash
 from . import recipe
 from .docker_engine import client
+from .pack import PackPlan
 
 
 @dataclass
@@ -31,11 +32,24 @@ class BuildPlan:
     context: Path
     dockerfile: str
     files: list[str]
+    #: "pack" (the kernel's installed files, :mod:`.pack`) or "rebuild" (pip installs the lock's pins)
+    mode: str = "rebuild"
+    #: why that mode: what made packing apply, or why it does not
+    reason: str = ""
+    pack: PackPlan | None = None
 
 
-def plan_build(env: FrozenEnv, options: recipe.BuildOptions, cache_dir: str, *, pull: bool = True) -> BuildPlan:
+def plan_build(
+    env: FrozenEnv,
+    options: recipe.BuildOptions,
+    cache_dir: str,
+    *,
+    pull: bool = True,
+    pack: PackPlan | str = "",
+) -> BuildPlan:
     """Assemble the build context for ``env`` under ``cache_dir`` and name its image; ``pull``: the base
-    image may be pulled to learn its id (a preview says it is missing instead)."""
+    image may be pulled to learn its id (a preview says it is missing instead). ``pack``: the packed layers
+    when packing applies, else why it does not (the image is then rebuilt from the lock's pins)."""
     lock = env.lock
     contexts = Path(cache_dir) / "contexts"
     contexts.mkdir(parents=True, exist_ok=True)
@@ -49,14 +63,22 @@ def plan_build(env: FrozenEnv, options: recipe.BuildOptions, cache_dir: str, *, 
         shutil.copytree(wheels, context / "wheels")
     carry_found_wheels(lock, context / "wheels")
     has_wheels = (context / "wheels").is_dir()
-    canonical = recipe.render_dockerfile(lock, options, has_local_wheels=has_wheels)
+    if isinstance(pack, PackPlan):
+        tars = [group.tar for group in pack.groups if group.files]
+        canonical = recipe.render_pack_dockerfile(lock, options, tars)
+    else:
+        canonical = recipe.render_dockerfile(lock, options, has_local_wheels=has_wheels)
     digest = hashlib.sha256()
     digest.update(f"recipe {recipe.RECIPE_VERSION}\n{canonical}".encode())
     digest.update(base_image_id(options.base_image, pull).encode())
     digest.update(tree_hash(context).encode())
     tag = f"{options.repository}:{env.content_hash.split(':')[-1][:32]}-{digest.hexdigest()[:8]}"
     files = sorted(str(p.relative_to(context)) for p in context.rglob("*") if p.is_file())
-    return BuildPlan(tag, options.base_image, context, canonical, ["Dockerfile", *files])
+    if isinstance(pack, PackPlan):
+        return BuildPlan(
+            tag, options.base_image, context, canonical, ["Dockerfile", *files, *tars], "pack", pack.reason, pack
+        )
+    return BuildPlan(tag, options.base_image, context, canonical, ["Dockerfile", *files], "rebuild", pack)
 
 
 def base_image_id(base: str, pull: bool = True) -> str:

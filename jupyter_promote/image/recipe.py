@@ -28,6 +28,13 @@ KERNEL_NAME = "promote-frozen"
 RECIPE_VERSION = 3
 #: What the runner imports at run time, besides the jupyter_promote package itself.
 RUNNER_REQUIREMENTS = ("papermill", "nbclient", "nbformat", "jupyter_client", "fastjsonschema", "pyyaml", "traitlets")
+#: The runner's venv finds the jupyter_promote source, and papermill the frozen kernel's spec.
+_RUNNER_SETUP = (
+    f'RUN {RUNNER_PREFIX}/bin/python -c "import site; '
+    "open(site.getsitepackages()[0] + '/jupyter_promote.pth', 'w').write('/opt/promote/runner-src\\n')\" "
+    f"&& mkdir -p {RUNNER_PREFIX}/share/jupyter/kernels/{KERNEL_NAME} "
+    f"&& cp /opt/promote/runner-src/kernel.json {RUNNER_PREFIX}/share/jupyter/kernels/{KERNEL_NAME}/kernel.json"
+)
 _RUNNER_SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", "labextension", "static", "*.so")
 
 
@@ -135,10 +142,7 @@ def render_dockerfile(lock: dict[str, Any], options: BuildOptions, *, has_local_
         "COPY runner-requirements.txt /opt/promote/runner-requirements.txt",
         pip.step(RUNNER_PREFIX, "/opt/promote/runner-requirements.txt"),
         "COPY runner/ /opt/promote/runner-src/",
-        f'RUN {RUNNER_PREFIX}/bin/python -c "import site; '
-        "open(site.getsitepackages()[0] + '/jupyter_promote.pth', 'w').write('/opt/promote/runner-src\\n')\" "
-        f"&& mkdir -p {RUNNER_PREFIX}/share/jupyter/kernels/{KERNEL_NAME} "
-        f"&& cp /opt/promote/runner-src/kernel.json {RUNNER_PREFIX}/share/jupyter/kernels/{KERNEL_NAME}/kernel.json",
+        _RUNNER_SETUP,
         "# stage 2, the image: base, system packages, the frozen environment, then the runner",
         f"FROM {options.base_image}",
         env,
@@ -161,6 +165,30 @@ def render_dockerfile(lock: dict[str, Any], options: BuildOptions, *, has_local_
         "# the runner, apart from the frozen environment",
         f"COPY --from=runner {RUNNER_PREFIX} {RUNNER_PREFIX}",
         "COPY --from=runner /opt/promote/runner-src /opt/promote/runner-src",
+        f"ENV JUPYTER_PROMOTE_KERNEL={KERNEL_NAME} HOME=/tmp",
+    ]
+    for key in sorted(options.labels):
+        lines.append(f"LABEL {key}={_quote(options.labels[key])}")
+    lines.append(f'CMD ["{RUNNER_PREFIX}/bin/python", "-m", "jupyter_promote.execute.runner", "--help"]')
+    return "\n".join(lines) + "\n"
+
+
+def render_pack_dockerfile(lock: dict[str, Any], options: BuildOptions, tars: list[str]) -> str:
+    """The Dockerfile of a packed image (:mod:`.pack`): two pip-less venvs of the base image's Python, the
+    kernel's installed files and the runner's added as tars (most stable first), no index and no network."""
+    python = lock["python"]["version"]
+    env = "ENV PYTHONDONTWRITEBYTECODE=1 PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1 PIP_ROOT_USER_ACTION=ignore"
+    lines = [
+        f"# jupyter-promote image for environment {lock['content_hash']} (Python {python}), packed",
+        "# rendered by jupyter_promote.image.recipe from the kernel's own installed files; no notebook content",
+        f"FROM {options.base_image}",
+        env,
+        f"RUN python3 -m venv --without-pip {ENV_PREFIX} && python3 -m venv --without-pip {RUNNER_PREFIX}",
+        "# the packed files, relocated to the image's prefixes: one layer per large distribution, then the rest",
+        *[f"ADD {tar} /" for tar in tars],
+        "# the runner's source and the kernelspec",
+        "COPY runner/ /opt/promote/runner-src/",
+        _RUNNER_SETUP,
         f"ENV JUPYTER_PROMOTE_KERNEL={KERNEL_NAME} HOME=/tmp",
     ]
     for key in sorted(options.labels):

@@ -30,6 +30,8 @@ class Verification:
     differences: list[dict[str, Any]] = field(default_factory=list)  # {name, lock, image, problem}
     warnings: list[str] = field(default_factory=list)
     packages: int = 0
+    #: how the image was made: {"mode": "pack" | "rebuild", "reason": ...}, and a pack's file-by-file check
+    build: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -113,15 +115,30 @@ def compare(lock: dict[str, Any], doc: dict[str, Any]) -> Verification:
 
 
 def seal(
-    cli: str, image_id: str, tag: str, lock: dict[str, Any], on_line: Callable[[str], None]
+    cli: str,
+    image_id: str,
+    tag: str,
+    lock: dict[str, Any],
+    on_line: Callable[[str], None],
+    *,
+    build: dict[str, Any] | None = None,
+    files: Callable[[str], tuple[bool, str, dict[str, Any]]] | None = None,
 ) -> tuple[Any, Verification]:
     """Verify the freshly built ``image_id`` against ``lock`` and give it ``tag`` with the verdict as a
     label; returns the tagged image and the verdict. An image that does not reproduce the lock is removed
-    and refused with the differences as a table.
+    and refused with the differences as a table. ``build``: how it was made, kept in the verdict; ``files``:
+    a file-by-file check of the image (a pack's), returning (ok, a line for the log, details for the verdict).
     """
     on_line("verifying: the image's environment against the lock")
     try:
         verification = verify_image(image_id, lock)
+        verification.build = dict(build or {})
+        if files is not None and verification.ok:
+            files_ok, line, details = files(image_id)
+            on_line(line)
+            verification.build["files"] = details
+            if not files_ok:
+                raise RuntimeError(line)
     except Exception as exc:
         _remove(image_id)
         raise ImageError(f"verifying the built image failed: {str(exc).splitlines()[0][:200]}", subject=tag) from None
