@@ -32,6 +32,10 @@ log = logging.getLogger("jupyter_promote")
 TARGET_PATIENCE_S = float(os.environ.get("PROMOTE_TARGET_PATIENCE", "600"))
 #: Seconds a target may report a job as ended before its final event must be in the log.
 FINAL_EVENT_GRACE_S = 5.0
+#: The longest wait between looks at a job that writes nothing and whose target says nothing new: the wait
+#: grows from the poll interval by :data:`IDLE_GROWTH` per quiet look and is short again at the next change.
+IDLE_POLL_S = 1.0
+IDLE_GROWTH = 1.5
 
 
 async def follow(
@@ -43,8 +47,10 @@ async def follow(
 ) -> JobView:
     """Follow a submitted job to its final state, keeping job.json up to date.
 
-    Polls the target every ``poll_interval`` seconds; a target that does not answer for ``patience``
-    seconds settles the job as lost. The runner's own final event wins over what the target says.
+    Polls the target every ``poll_interval`` seconds while the job changes, less often (up to
+    :data:`IDLE_POLL_S`) while it writes nothing and its target reports the same; a target that does not
+    answer for ``patience`` seconds settles the job as lost. The runner's own final event wins over what
+    the target says.
     """
     return await _Follower(prepared, target, on_event, poll_interval, patience).run()
 
@@ -72,11 +78,13 @@ class _Follower:
         self.unreachable_since: float | None = None  # the target stopped answering (an engine or controller restart)
         self.written = (self.view.state, self.view.reason, 0.0)  # job.json: at once on a state change, else 1/s
         self.ended_by: list[str] = []  # who wrote the final status (the runner, or the target / pipeline for it)
+        self.wait = poll_interval  # until the next look: longer while nothing changes (a held or quiet job)
+        self.last_said: tuple[JobState | None, str | None] = (None, None)  # the target's last answer
 
     async def run(self) -> JobView:
         while True:
             await _relay(self.target, self.record, self.run_dir)
-            self.drain()
+            changed = self.drain()
             if self.view.state.final:
                 await _collect(self.prepared, self.target, self.view, self.drain, self.poll_interval)
                 if self.ended_by and self.ended_by[0] != "runner":
@@ -92,10 +100,22 @@ class _Follower:
                 continue
             self.report_queue(status)
             await self.settle_if_ended(status)
-            await asyncio.sleep(self.poll_interval)
+            await asyncio.sleep(self.pace(changed, status))
 
-    def drain(self) -> None:
-        """Fold the events written since the last read, telling ``on_event``; job.json kept up to date."""
+    def pace(self, changed: bool, status: TargetStatus) -> float:
+        """Seconds until the next look: the poll interval after a change (events, or a new answer from the
+        target), else a little longer each time, up to :data:`IDLE_POLL_S`."""
+        said = (status.state, status.reason)
+        if changed or said != self.last_said:
+            self.wait = self.poll_interval
+        else:
+            self.wait = min(max(IDLE_POLL_S, self.poll_interval), self.wait * IDLE_GROWTH)
+        self.last_said = said
+        return self.wait
+
+    def drain(self) -> bool:
+        """Fold the events written since the last read, telling ``on_event``; job.json kept up to date.
+        Whether there were any."""
         events = self.tail.read()
         for event in set_aside(events, self.tail, self.prepared.log, self.rule):
             self.view.apply(event)
@@ -110,6 +130,7 @@ class _Follower:
             view.update(self.record)
             self.run_dir.write(self.record)
             self.written = (view.state, view.reason, now)
+        return bool(events)
 
     async def poll(self) -> TargetStatus | None:
         """What the target says of the job; None while it does not answer (reported once, then settled as
@@ -162,7 +183,7 @@ class _Follower:
                 settle_from_target(self.prepared.log, status)
 
 
-async def _until_quiet(run: RunDir, drain: Callable[[], None], quiet_s: float = 2.0, limit_s: float = 15.0) -> None:
+async def _until_quiet(run: RunDir, drain: Callable[[], object], quiet_s: float = 2.0, limit_s: float = 15.0) -> None:
     """A job that ended without its runner's word (killed, lost, unresponsive) may leave its kernel running
     a moment longer (ipykernel notices its parent is gone within a second or two) and writing heartbeats:
     what it writes until its events file is quiet is stored too, so the store and the file agree."""
@@ -214,7 +235,7 @@ async def check_once(record: JobRecord, run: RunDir, target: Target) -> None:
 
 
 async def _collect(
-    prepared: Prepared, target: Target, view: JobView, drain: Callable[[], None], poll_interval: float
+    prepared: Prepared, target: Target, view: JobView, drain: Callable[[], object], poll_interval: float
 ) -> None:
     """One last poll once the job reported its end: the target collects what is left (a container)
     and may know better how it ended (an OOM kill by the container's cgroup).
