@@ -25,7 +25,7 @@ from ..models import JobRecord
 from ..rundir import RunDir
 from .base import Target, TargetStatus
 from .slurm_script import RUNTIMES, JobScript, SiteSettings, render
-from .slurm_states import slurm_status
+from .slurm_states import slurm_status, vanished_status
 
 __all__ = ["SlurmTarget", "laid_out_as_array", "slurm_status"]
 
@@ -246,8 +246,9 @@ class SlurmTarget(Target):
                 seen[parts[0]] = slurm_status(parts[1], parts[2])
         changed = False
         for slurm_id in ids:
-            status = seen.get(slurm_id, TargetStatus(None))  # gone from squeue: ask the events
-            changed |= self._statuses.get(slurm_id) != status
+            last = self._statuses.get(slurm_id)  # gone from squeue: ask the events (or cancelled while pending)
+            status = seen[slurm_id] if slurm_id in seen else vanished_status(slurm_id, last, set(seen))
+            changed |= last != status
             self._statuses[slurm_id] = status
             if status.state is None or status.state.final:
                 self._watched.pop(slurm_id, None)

@@ -2,7 +2,9 @@
 
 Queued and running states keep Slurm's reason (Resources, Priority, ...); a job that ended by itself
 (``COMPLETED``) is left to the runner's own final event; the states in which Slurm stopped the job (time
-limit, memory, node failure, preemption) override what the runner last said.
+limit, memory, node failure, preemption) override what the runner last said. A pending task of a job array
+that ``scancel ARRAY_TASK`` cancels leaves no row at all (Slurm drops it from the array's record): a task
+gone while it waited, from an array Slurm still lists, was cancelled (:func:`vanished_status`).
 """
 
 from __future__ import annotations
@@ -48,6 +50,19 @@ _MESSAGES = {
     "PREEMPTED": "preempted by a higher-priority job",
     "REQUEUED": "requeued by Slurm",
 }
+
+
+def vanished_status(slurm_id: str, last: TargetStatus | None, listed: set[str]) -> TargetStatus:
+    """What a job that ``squeue`` no longer lists means, given what it said of the job last and the ids it
+    lists now: ended, its final event to come (state ``None``), unless it is a task of an array still listed
+    that was last seen waiting (it never ran, so no runner will say how it ended): cancelled. A task never
+    seen (a follower started after it went) is left to its events: it may have run and been forgotten.
+    """
+    array, _, task = slurm_id.partition("_")
+    waited = last is not None and last.state is JobState.QUEUED
+    if task and waited and any(i == array or i.startswith(f"{array}_") for i in listed):
+        return TargetStatus(JobState.CANCELLED, "cancelled", _MESSAGES["CANCELLED"] + " while waiting in the queue")
+    return TargetStatus(None)
 
 
 def slurm_status(state: str, reason: str, exit_code: str = "") -> TargetStatus:
