@@ -18,6 +18,9 @@ HOME_DIR=/var/lib/promote-ray
 VENV=/opt/promote-ray/venv
 PORT=8265
 RAY_VERSION=2.60.0
+# one start or stop at a time: two heads started in the same second fight over one GCS (a session-name assert)
+exec 9>/run/lock/promote-ray-up.lock
+flock 9
 
 in_ns() { ip netns exec "$NS" "$@"; }
 # from the cluster user's home: Ray's processes (forkserver children included) start in the caller's working

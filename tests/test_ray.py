@@ -34,6 +34,9 @@ def test_a_notebook_runs_on_ray_and_everything_comes_back_without_a_shared_files
     # Given a notebook that reads a file beside it and writes one
     nb = ray_cli.nb("success.ipynb", ["open('result.txt', 'w').write(open('data.txt').read() * 2)"])
     (nb.parent / "data.txt").write_text("hello\n")
+    # (and a folder named as the runner's assets: what the notebook's folder holds arrives whole)
+    (nb.parent / "labextension").mkdir()
+    (nb.parent / "labextension" / "notes.txt").write_text("kept\n")
     # When it is promoted to Ray
     result = ray_cli("run", str(nb), "--target", "ray", timeout=600)
     assert result.returncode == 0, result.stdout + result.stderr

@@ -13,6 +13,7 @@ import logging
 import os
 import random
 import shlex
+import tempfile
 import time
 import zipfile
 from pathlib import Path
@@ -23,7 +24,7 @@ from test_ray import ray_cli  # noqa: F401 (the fixture: the CLI on the small ke
 from jupyter_promote.freeze import LOCK_FILE
 from jupyter_promote.image import shipped
 from jupyter_promote.image.shards import folder_bytes
-from jupyter_promote.targets.ray import _EXCLUDES, _PACKAGE_DIR, RayTarget
+from jupyter_promote.targets.ray import RayTarget, _runner
 
 MIB = 1 << 20
 CAP = 48 * MIB  # RayTarget.max_upload_mb's default
@@ -78,7 +79,7 @@ def _submit(client, folders: list[Path], caplog) -> tuple[str, float, list[loggi
     started = time.monotonic()
     sid = client.submit_job(
         entrypoint=f"python3 -c {shlex.quote(NODE_CHECK)} {folders[0].name}",
-        runtime_env={"py_modules": [str(f) for f in [*folders, _PACKAGE_DIR]], "excludes": _EXCLUDES},
+        runtime_env={"py_modules": [str(f) for f in [*folders, _runner(Path(tempfile.mkdtemp()))]]},
         entrypoint_num_cpus=1,
     )
     return sid, time.monotonic() - started, list(caplog.records)
@@ -103,7 +104,7 @@ def test_an_environment_of_260_mib_reaches_ray_in_shards_and_is_reused(
     # Given 160 wheels (about 260 MiB of incompressible bytes), staged under a cache of their own
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     folders = shipped.environment_folders(big_env, with_wheels=False, cap=CAP)
-    sizes = [folder_bytes(f, _EXCLUDES) for f in [*folders, _PACKAGE_DIR]]
+    sizes = [folder_bytes(f, []) for f in [*folders, _runner(tmp_path / "runner")]]
     total = sum(p.stat().st_size for p in (tmp_path / "cache").rglob("staged_*/wheels/*.whl"))
     assert total > 250 * MIB and max(sizes) <= CAP
     caplog.set_level(logging.DEBUG, logger="jupyter_promote.targets.ray")

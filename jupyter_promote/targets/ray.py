@@ -1,16 +1,14 @@
 """The ``ray`` target: a Ray Job per promoted notebook, through Ray's job submission client.
 
 The cluster shares no filesystem with the submitter. What the job needs travels with it as Ray packages:
-its ``working_dir`` holds ``job.json``, ``job.ipynb`` and ``inputs/`` (the notebook's folder, up to
-``max_inputs_mb``); its ``py_modules`` hold the frozen environment (lock, requirements and, unless
-``ship_wheels`` is off, the lock's wheels: clusters often reach no package index) and this package's own
-runner (unless ``ship_runner`` is off). The environment and the notebook's folder go in shards and parts
-(:mod:`jupyter_promote.image.shipped`), every folder at most ``max_upload_mb`` once zipped (Ray's dashboard
-refuses a request over 100 MiB) and named by its content, so Ray uploads each once per cluster. Ray's SDK
-says what it uploads (and warns of "very large" files) into the job's ``build.log``, never the terminal. On
-the node, ``jupyter_promote.execute.remote`` makes the environment's verified venv (cached by the lock's
-hash, as on a Slurm node) and runs the job; its events and files come back through the job's log
-(:mod:`jupyter_promote.channel`), which this target follows with Ray's log tail.
+its ``working_dir`` holds ``job.json``, ``job.ipynb`` and the manifest of the notebook's folder; its
+``py_modules`` hold the frozen environment (lock, requirements and, unless ``ship_wheels`` is off, the
+lock's wheels: clusters often reach no package index), the notebook's folder (up to ``max_inputs_mb``) and
+this package's runner (unless ``ship_runner`` is off), in shards and parts (:mod:`..image.shipped`) of at
+most ``max_upload_mb`` zipped (Ray's dashboard refuses over 100 MiB), named by content: uploaded once per
+cluster. Ray's SDK messages go to the job's ``build.log``, never the terminal. On the node,
+``jupyter_promote.execute.remote`` checks what arrived, makes the environment's verified venv (cached by the
+lock's hash) and runs the job; its events and files come back through the job's log, followed here.
 
 States: PENDING -> queued, RUNNING -> running, SUCCEEDED/FAILED -> the runner's own final event (else
 ``lost`` with the driver's exit code; ``environment`` when Ray could not set the job's runtime up),
@@ -46,8 +44,6 @@ from .inputs import carry_hidden_setting, copy_inputs
 
 #: Seconds a job Ray reports ended may still be bringing its log in before it is taken as ended.
 LOG_GRACE_S = 60.0
-_PACKAGE_DIR = Path(__file__).resolve().parent.parent
-_EXCLUDES = ["labextension", "__pycache__"]
 _SDK_LOGGERS = ("ray.dashboard.modules", "ray._private.runtime_env", "ray.job_submission")  # off the terminal
 _LOG = logging.getLogger(__name__)
 _submitting = threading.local()  # .build_log: the build log of the job this thread submits
@@ -154,7 +150,7 @@ class RayTarget(Target):
         try:
             folders = environment_folders(run.env_dir, with_wheels=self.ship_wheels, cap=cap)
             upload, inputs = self._upload_dir(record, run, scratch, cap)
-            py_modules = [*folders, *inputs] + ([_PACKAGE_DIR] if self.ship_runner else [])
+            py_modules = [*folders, *inputs] + ([_runner(scratch)] if self.ship_runner else [])
             self._check_sizes([upload, *py_modules], cap)
             _submitting.build_log = run.build_log
             return self._send(record, run, upload, folders[0].name, [str(f) for f in py_modules])
@@ -170,7 +166,6 @@ class RayTarget(Target):
             **self.runtime_env,
             "working_dir": str(upload),
             "py_modules": py_modules,
-            "excludes": _EXCLUDES,
             "env_vars": {**self.runtime_env.get("env_vars", {}), **env_vars},
         }
         entrypoint = (
@@ -204,7 +199,7 @@ class RayTarget(Target):
         """Every folder Ray zips and sends (shards and parts are made to fit; the runner and the notebook are
         checked) under the cap, else one line naming it."""
         for folder in folders:
-            if (size := folder_bytes(folder, _EXCLUDES)) > cap:
+            if (size := folder_bytes(folder, [])) > cap:
                 what = "the job's notebook" if folder.name == "job" else str(folder)
                 limit = f"more than Ray is sent in one request (RayTarget.max_upload_mb = {self.max_upload_mb})"
                 raise TargetError(f"{what}: {size / 2**20:.1f} MiB, {limit}", subject=str(folder))
@@ -296,3 +291,11 @@ class RayTarget(Target):
     async def cancel(self, handle: dict[str, Any]) -> None:
         with contextlib.suppress(RuntimeError):  # a job the cluster no longer knows: nothing to stop
             await asyncio.to_thread(self.client().stop_job, handle["submission_id"])
+
+
+def _runner(scratch: Path) -> Path:
+    """This package less its web assets, copied (Ray's ``excludes`` would drop the notebook's files too)."""
+    from ..image.recipe import copy_runner_source
+
+    copy_runner_source(scratch / "runner")
+    return scratch / "runner" / "jupyter_promote"
