@@ -22,6 +22,7 @@ from jupyter_promote.image.builder import ImageBuilder
 from jupyter_promote.image.pack import PackRefused, collect, site_packages
 from jupyter_promote.image.pack_layer import record_digest, write_layers, write_tar
 from jupyter_promote.image.pack_platform import wheel_mismatch
+from jupyter_promote.image.pack_verify import summary, unowned
 
 
 @pytest.fixture(scope="module")
@@ -131,3 +132,29 @@ def test_a_file_that_embeds_the_kernels_prefix_is_refused_with_its_name(tmp_path
     module.write_text(module.read_text().replace(str(env), "elsewhere"))
     with pytest.raises(PackRefused, match="differs from its RECORD"):
         write_layers(groups, tmp_path / "context", lambda line: None)
+
+
+def test_files_no_distribution_owns_are_named_and_a_venv_on_the_system_site_is_not_packed(tmp_path):
+    # Given a real venv with one distribution and a module copied into its site-packages by hand
+    env = tmp_path / "kernel"
+    venv.create(env, with_pip=False)
+    pip = [sys.executable, "-m", "pip", "--python", str(env / "bin" / "python"), "install", "-q", "--no-deps"]
+    subprocess.run([*pip, "ptyprocess==0.7.0"], check=True, timeout=300)
+    version = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    (Path(site_packages(str(env), version)) / "handmade_mod.py").write_text("VALUE = 42\n")
+    groups = collect("env", [("ptyprocess", "0.7.0")], str(env), version, "/opt/promote/env")
+    # When the pack is checked against the kernel's site-packages
+    left = unowned(groups, version)
+    # Then the hand-made module is named, and the verdict does not call the image byte-identical
+    assert left == ["handmade_mod.py"]
+    check = {"ok": True, "files": 9, "record_verified": 8, "relocated": 0, "unowned": left}
+    line = summary(check)
+    assert "handmade_mod.py" in line and "byte-identical" not in line
+    assert "byte-identical" in summary({**check, "unowned": []})
+    # And a venv that sees its base interpreter's packages is not packed, saying so (not "changed since frozen")
+    cfg = env / "pyvenv.cfg"
+    cfg.write_text(
+        cfg.read_text().replace("include-system-site-packages = false", "include-system-site-packages = true")
+    )
+    with pytest.raises(PackRefused, match="include-system-site-packages = true"):
+        collect("env", [("ptyprocess", "0.7.0")], str(env), version, "/opt/promote/env")

@@ -144,6 +144,8 @@ def collect(
     """The layers of the distributions ``pins`` ((name, version) pairs) installed in ``prefix``: one per
     distribution of :data:`OWN_LAYER_BYTES` or more, the rest in a group called ``name``."""
     site = site_packages(prefix, python_version)
+    if _uses_system_site(prefix):
+        raise PackRefused(f"{prefix} also uses the system's site-packages (include-system-site-packages = true)")
     infos = _dist_infos(Path(site))
     own: list[tuple[str, list[PackFile], bytes]] = []
     rest: list[PackFile] = []
@@ -168,6 +170,18 @@ def collect(
     rest_digest.update(target_prefix.encode())
     groups.append(PackGroup(name, rest_digest.hexdigest(), prefix, target_prefix, tuple(rest)))
     return groups
+
+
+def _uses_system_site(prefix: str) -> bool:
+    """Whether the venv at ``prefix`` sees its base interpreter's packages: some are then not in the venv."""
+    try:
+        text = (Path(prefix) / "pyvenv.cfg").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    return any(
+        key.strip().lower() == "include-system-site-packages" and value.strip().lower() == "true"
+        for key, _, value in (line.partition("=") for line in text.splitlines())
+    )
 
 
 def _key(target_prefix: str, entry: bytes) -> str:

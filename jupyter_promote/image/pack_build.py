@@ -11,7 +11,7 @@ from ..freeze import FrozenEnv
 from .build import docker_build
 from .checks import base_python, refuse_python_mismatch
 from .pack_layer import write_layers
-from .pack_verify import check_pack, summary
+from .pack_verify import check_pack, summary, unowned
 from .plan import BuildPlan, base_image_id
 from .ref import LABEL_LOCK, LABEL_PYTHON, LABEL_RECIPE, ImageRef
 from .verify import seal
@@ -37,8 +37,10 @@ def build_packed(
     )
 
     def files(image: str) -> tuple[bool, str, dict[str, Any]]:
-        check = check_pack(image, manifest, image_python)
+        check = {**check_pack(image, manifest, image_python), "unowned": left[:20], "unowned_count": len(left)}
         return bool(check["ok"]), summary(check), check
+
+    left = unowned(plan.pack.groups, image_python)
 
     build = {"mode": "pack", "reason": plan.reason}
     image, verification = seal(cli, image_id, plan.tag, lock, on_line, build=build, files=files)

@@ -3,14 +3,17 @@
 The pack's manifest holds each file's sha256 as read on this machine, which its ``RECORD`` hash vouched
 for; the image's interpreter hashes every file under each prefix's ``site-packages`` and every other packed
 file, with no network. The image's site-packages must hold exactly the packed files, byte for byte: that
-is, byte-identical to the kernel's (as far as its distributions' RECORDs list files).
+is, byte-identical to the kernel's, but for files no distribution owns (:func:`unowned`), which are named.
 """
 
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Iterable
 from typing import Any
 
+from .pack import site_packages
 from .recipe import ENV_PREFIX, RUNNER_PREFIX
 from .verify import run_once
 
@@ -61,8 +64,34 @@ def check_pack(image: str, manifest: dict[str, dict[str, Any]], python_version: 
     }
 
 
+def unowned(groups: Iterable[Any], python_version: str) -> list[str]:
+    """Files in the kernel's site-packages that no packed distribution lists (a module copied in by hand, a
+    ``.pth`` file a tool wrote): not in the image, so the image is byte-identical to the kernel's
+    site-packages only when this is empty. Paths relative to site-packages; compiled bytecode left out."""
+    packed = {f.source for g in groups if g.target_prefix == ENV_PREFIX for f in g.files}
+    sources = {g.source_prefix for g in groups if g.target_prefix == ENV_PREFIX}
+    found: list[str] = []
+    for prefix in sorted(sources):
+        site = site_packages(prefix, python_version)
+        for folder, dirs, names in os.walk(site):
+            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+            found += [
+                os.path.relpath(os.path.join(folder, n), site)
+                for n in sorted(names)
+                if os.path.join(folder, n) not in packed and not n.endswith(".pyc")
+            ]
+    return found
+
+
 def summary(check: dict[str, Any]) -> str:
     """One line for the build log."""
+    left = check.get("unowned") or []
+    if check["ok"] and left:
+        return (
+            f"packed: {check['record_verified']} files verified against RECORD, {check['files']} in all "
+            f"({check['relocated']} script(s) relocated); {len(left)} file(s) in the kernel's site-packages "
+            f"belong to no distribution and were not packed: {', '.join(left[:3])}"
+        )
     if check["ok"]:
         return (
             f"packed: {check['record_verified']} files verified against RECORD, {check['files']} in all "
