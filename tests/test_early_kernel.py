@@ -78,3 +78,37 @@ def test_papermill_is_imported_without_the_iri_grammars_and_nbformat_still_valid
     # Then the grammars were never compiled, the promote engine is registered, and nbformat's schema still refuses
     # a malformed notebook (its schemas declare no format the grammars check); no marker is left behind
     assert seen == {"grammars": False, "engine": True, "refused": True, "marker_left": False}
+
+
+def test_a_runner_cancelled_while_its_kernel_starts_leaves_no_kernel_behind(tmp_path: Path) -> None:
+    # Given a runner whose kernel was launched, When a cancel (SIGTERM -> KeyboardInterrupt) lands before
+    # start() returns the kernel manager
+    seen = _run(
+        f"""
+        import json, os, time
+        from jupyter_client.manager import AsyncKernelManager
+        from jupyter_promote.execute import early_kernel
+        launched = []
+        original = AsyncKernelManager._async_post_start_kernel
+        async def cancelled(self, **kw):
+            await original(self, **kw)
+            launched.append(self.provisioner.process.pid)
+            raise KeyboardInterrupt
+        AsyncKernelManager._async_post_start_kernel = cancelled
+        try:
+            early_kernel.start("python3", {str(tmp_path)!r})
+            raised = False
+        except KeyboardInterrupt:
+            raised = True
+        time.sleep(0.5)
+        try:
+            os.kill(launched[0], 0)
+            alive = os.waitpid(launched[0], os.WNOHANG) == (0, 0)
+        except (ProcessLookupError, ChildProcessError):
+            alive = False
+        print(json.dumps({{"raised": raised, "launched": len(launched), "alive": alive}}))
+        """,
+        tmp_path,
+    )
+    # Then the cancel goes on unwinding the runner, and the kernel it launched is stopped
+    assert seen == {"raised": True, "launched": 1, "alive": False}

@@ -32,7 +32,11 @@ def start(kernel_name: str, cwd: str) -> Any | None:
         run_sync(manager.start_kernel)(extra_arguments=arguments, cwd=cwd)
     except Exception as exc:  # a kernelspec not found, a launcher that fails: nbclient tries and says why
         log.debug("the early kernel did not start: %s", exc)
+        shut_down(manager)
         return None
+    except BaseException:  # cancelled while it started: the kernel is stopped before the runner unwinds
+        shut_down(manager)
+        raise
     return manager
 
 
