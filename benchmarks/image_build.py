@@ -10,15 +10,18 @@ in a venv at .envs/small-kernel (made if missing). Base image: the offline one s
    kernel's installed files packed into the image (no index, ``--network=none``): packed / naive, target <= 0.5.
 2. Rebuild after a notebook-only edit: ours (``jupyter promote build``) / our cold build, and how many
    images it built (target: 0). The naive Dockerfile's own rebuild after the same edit is shown beside it.
-3. A lock that changes by one package (the small kernel plus ``six``, a venv at .envs/small-kernel-one):
-   from a pruned builder, a cold build of the small kernel, then the build of the changed lock; ours and
-   the naive one, each as a ratio of its own cold build.
+3. A lock that changes by one package: ``pip install six`` into the kernel's venv (.envs/small-kernel-step3,
+   ``six`` uninstalled first), as a notebook user does; from a pruned builder, a cold build of the
+   environment, then the build after the install; ours and the naive one, each as a ratio of its own cold
+   build, and how many of our packed layers were written again (the build log's ``pack:`` lines not cached).
 4. Promote with an unchanged environment: seconds from ``jupyter promote run --target docker`` to the
    job's runner running in its container, against ``docker run`` of the same image to a Python in it
    running (the runner's interpreter printing its clock).
 5. Image sizes, ours and naive.
 
-Usage: python benchmarks/image_build.py [--rounds N]   (needs the Docker engine: scripts/docker-up.sh)
+Usage: python benchmarks/image_build.py [--rounds N] [--steps 12345] [--no-prune]   (needs the Docker engine:
+scripts/docker-up.sh). ``--no-prune`` leaves the builder cache alone (a shared machine): a cold build is then
+one on a base image of its own (the base plus a layer of its own), on which nothing is cached.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -62,14 +66,26 @@ def pins_of(python: str) -> list[str]:
     return [line for line in out.splitlines() if "==" in line and not line.startswith(("pip==", "setuptools=="))]
 
 
-def prune() -> None:
-    subprocess.run(["docker", "builder", "prune", "-af"], capture_output=True, check=True)
+BASES: list[str] = []
+
+
+def prune(keep_cache: bool = False) -> str:
+    """A builder with nothing cached for the next build; the base image to build on (a fresh one when
+    ``keep_cache``: its id is new, so no layer built on it is cached)."""
+    if not keep_cache:
+        subprocess.run(["docker", "builder", "prune", "-af"], capture_output=True, check=True)
+        return BASE
+    tag = f"jupyter-promote/bench-base:{os.getpid()}-{len(BASES)}"
+    dockerfile = f"FROM {BASE}\nRUN echo {tag} > /etc/promote-bench\n".encode()  # a layer: a new cache chain
+    subprocess.run(["docker", "build", "-q", "-t", tag, "-"], input=dockerfile, capture_output=True, check=True)
+    BASES.append(tag)
+    return tag
 
 
 def docker_cli() -> str:
     from jupyter_promote.image.docker_engine import buildkit_cli
 
-    return buildkit_cli()
+    return str(buildkit_cli())
 
 
 def size(ref: str) -> int:
@@ -79,16 +95,20 @@ def size(ref: str) -> int:
     return int(out.stdout.strip())
 
 
-def promote(*args: str, env: dict[str, str], pack: bool = True) -> tuple[float, dict]:
+LOG: list[str] = []  # the last promote's stderr: its build log
+
+
+def promote(*args: str, env: dict[str, str], pack: bool = True, base: str = BASE) -> tuple[float, dict]:
     start = time.perf_counter()
     result = subprocess.run(
-        [str(BIN / "jupyter"), "promote", *args, f"--ImageBuilder.base_image={BASE}", f"--ImageBuilder.pack={pack}"],
+        [str(BIN / "jupyter"), "promote", *args, f"--ImageBuilder.base_image={base}", f"--ImageBuilder.pack={pack}"],
         capture_output=True,
         text=True,
         env=env,
         check=False,
     )
     elapsed = time.perf_counter() - start
+    LOG[:] = result.stderr.splitlines()
     if result.returncode != 0:
         raise SystemExit(f"jupyter promote {' '.join(args)} failed:\n{result.stderr[-2000:]}")
     return elapsed, json.loads(result.stdout) if result.stdout.strip().startswith("{") else {}
@@ -105,9 +125,112 @@ def naive_build(work: Path, tag: str) -> float:
     return time.perf_counter() - start
 
 
+def packed_layers() -> tuple[int, int]:
+    """(pack layers written, of how many) in the last promote's build: written when its ADD was not cached."""
+    adds = [line for line in LOG if ": ADD pack/" in line]
+    return sum(1 for line in adds if "(cached)" not in line), len(adds)
+
+
+def cold_builds(args: argparse.Namespace, python: str, naive: Path, env: dict[str, str]) -> dict[str, Any]:
+    """Step 1: cold builds, interleaved rounds; step 2: the rebuild after a notebook-only edit."""
+    cold: dict[str, list[float]] = {"ours": [], "naive": [], "packed": []}
+    refs, bases = {"ours": "", "packed": ""}, {"packed": BASE}
+    for i in range(args.rounds):
+        for which in ("ours", "naive", "packed") if i % 2 == 0 else ("packed", "naive", "ours"):
+            base = bases[which] = prune(args.no_prune)
+            if which == "naive":
+                (naive / "Dockerfile").write_text(NAIVE.format(base=base))
+                cold["naive"].append(naive_build(naive, "jupyter-promote/bench-naive:latest"))
+            else:
+                t, info = promote(
+                    "build", "--python", python, "--rebuild", "--json", env=env, pack=which == "packed", base=base
+                )
+                cold[which].append(t)
+                mode = info["verification"]["build"]["mode"]
+                assert mode == ("pack" if which == "packed" else "rebuild"), info["verification"]["build"]
+                refs[which] = info["ref"]
+            print(f"  round {i + 1} {which:6} cold build {cold[which][-1]:6.1f} s", flush=True)
+    # notebook-only edit: ours rebuilds nothing (the notebook is never in the image); the naive one reruns COPY
+    naive_build(naive, "jupyter-promote/bench-naive:latest")  # the naive one's cache, warm again after our prunes
+    nb = json.loads((naive / "notebook.ipynb").read_text())
+    nb["cells"][0]["source"] = "a = 2\nname = 'edited'"
+    (naive / "notebook.ipynb").write_text(json.dumps(nb))
+    edit, edited = promote("build", "--python", python, "--json", env=env, base=bases["packed"])
+    naive_edit = naive_build(naive, "jupyter-promote/bench-naive:latest")
+    return {"cold": cold, "refs": refs, "edit": edit, "edited": edited, "naive_edit": naive_edit}
+
+
+def one_package(args: argparse.Namespace, naive: Path, env: dict[str, str]) -> dict[str, Any]:
+    """Step 3: ``pip install six`` into the kernel's venv, ours and naive, each against its own cold build."""
+    venv = small_env("small-kernel-step3")
+    python = str(venv / "bin/python")
+    pip = [python, "-m", "pip", "-q"]
+    subprocess.run([*pip, "uninstall", "-y", "six"], capture_output=True, check=False)  # what a last run left
+    before = pins_of(python)
+    base = prune(args.no_prune)
+    cold, _ = promote("build", "--python", python, "--rebuild", "--json", env=env, base=base)
+    subprocess.run([*pip, "install", "six"], check=True)
+    after = pins_of(python)
+    one, info = promote("build", "--python", python, "--json", env=env, base=base)
+    written = packed_layers()
+    subprocess.run([*pip, "uninstall", "-y", "six"], capture_output=True, check=False)
+    base = prune(args.no_prune)
+    (naive / "Dockerfile").write_text(NAIVE.format(base=base))
+    (naive / "requirements.txt").write_text("\n".join(before) + "\n")
+    naive_cold = naive_build(naive, "jupyter-promote/bench-naive:latest")
+    (naive / "requirements.txt").write_text("\n".join(after) + "\n")
+    naive_one = naive_build(naive, "jupyter-promote/bench-naive:latest")
+    changed = [p for p in after if p not in before]
+    print(
+        f"  one-package change ({', '.join(changed)}): ours {cold:.1f} s cold -> {one:.1f} s "
+        f"({written[0]} of {written[1]} packed layers written); naive {naive_cold:.1f} s cold -> {naive_one:.1f} s",
+        flush=True,
+    )
+    return {"cold": cold, "one": one, "info": info, "written": written, "naive_cold": naive_cold, "naive": naive_one}
+
+
+def unchanged(python: str, nb: dict[str, Any], env: dict[str, str], tmp: Path) -> tuple[list[float], list[float]]:
+    """Step 4: command -> runner running in its container, against ``docker run`` of the same image."""
+    kernels = tmp / "jupyter" / "kernels" / "bench-small"
+    kernels.mkdir(parents=True)
+    argv = [python, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+    (kernels / "kernel.json").write_text(json.dumps({"argv": argv, "display_name": "bench", "language": "python"}))
+    nb["metadata"]["kernelspec"] = {"name": "bench-small", "display_name": "bench", "language": "python"}
+    job_nb = tmp / "job.ipynb"
+    job_nb.write_text(json.dumps(nb))
+    starts = []
+    for i in range(4):  # the first one may build: not counted
+        out = tmp / f"run-{i}"
+        start = time.time()
+        command = [str(BIN / "jupyter"), "promote", "run", str(job_nb), "--target", "docker", "--out", str(out)]
+        subprocess.run(
+            [*command, f"--ImageBuilder.base_image={BASE}"],
+            env={**env, "JUPYTER_PATH": str(tmp / "jupyter")},
+            capture_output=True,
+            check=True,
+        )
+        events = [json.loads(x) for x in (out / "events.jsonl").read_text().splitlines()]
+        running = next(e["ts"] for e in events if e["type"] == "status" and e["state"] == "running")
+        starts += [running - start] if i else []
+    image = json.loads((tmp / "run-0" / "job.json").read_text())["image"]["ref"]
+    plain_starts = []
+    for _ in range(3):
+        start = time.time()
+        out = subprocess.run(
+            ["docker", "run", "--rm", image, "/opt/promote/runner/bin/python", "-c", "import time; print(time.time())"],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        plain_starts.append(float(out.stdout.strip()) - start)
+    return starts, plain_starts
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--steps", default="12345", help="which steps to run (1 and 2 go together)")
+    parser.add_argument("--no-prune", action="store_true", help="leave the builder cache alone: fresh bases instead")
     args = parser.parse_args()
     venv = small_env()
     python = str(venv / "bin/python")
@@ -124,130 +247,53 @@ def main() -> None:
     print(
         f"environment: {len(packages)} packages (+pip, setuptools); base image {BASE}; {args.rounds} rounds", flush=True
     )
+    try:
+        first = cold_builds(args, python, naive, env) if "1" in args.steps or "2" in args.steps else None
+        one = one_package(args, naive, env) if "3" in args.steps else None
+        nb = json.loads(notebook.read_text())
+        starts = unchanged(python, nb, env, tmp) if "4" in args.steps else None
+        print()
+        report(first, one, starts, "5" in args.steps)
+    finally:
+        subprocess.run(["docker", "rmi", "jupyter-promote/bench-naive:latest", *BASES], capture_output=True)
+        shutil.rmtree(tmp, ignore_errors=True)
 
-    cold: dict[str, list[float]] = {"ours": [], "naive": [], "packed": []}
-    ours_cold, naive_cold, packed_cold = cold["ours"], cold["naive"], cold["packed"]
-    ref = packed_ref = ""
-    for i in range(args.rounds):
-        for which in ("ours", "naive", "packed") if i % 2 == 0 else ("packed", "naive", "ours"):
-            prune()
-            if which == "naive":
-                naive_cold.append(naive_build(naive, "jupyter-promote/bench-naive:latest"))
-            else:
-                t, info = promote("build", "--python", python, "--rebuild", "--json", env=env, pack=which == "packed")
-                cold[which].append(t)
-                mode = info["verification"]["build"]["mode"]
-                assert mode == ("pack" if which == "packed" else "rebuild"), info["verification"]["build"]
-                ref, packed_ref = (ref, info["ref"]) if which == "packed" else (info["ref"], packed_ref)
-            print(f"  round {i + 1} {which:6} cold build {cold[which][-1]:6.1f} s", flush=True)
 
-    # notebook-only edit: ours rebuilds nothing (the notebook is never in the image); the naive one reruns COPY
-    naive_build(naive, "jupyter-promote/bench-naive:latest")  # the naive one's cache, warm again after our prunes
-    nb = json.loads(notebook.read_text())
-    nb["cells"][0]["source"] = "a = 2\nname = 'edited'"
-    (naive / "notebook.ipynb").write_text(json.dumps(nb))
-    ours_edit, edited = promote("build", "--python", python, "--json", env=env)
-    naive_edit = naive_build(naive, "jupyter-promote/bench-naive:latest")
-
-    # a lock that changes by one package: each from a pruned builder, its cold build then the changed one
-    changed = str(small_env("small-kernel-one", "six") / "bin/python")
-    changed_pins = pins_of(changed)
-    one = [p for p in changed_pins if p not in packages]
-    prune()
-    one_cold, _ = promote("build", "--python", python, "--rebuild", "--json", env=env)
-    one_ours, one_info = promote("build", "--python", changed, "--json", env=env)
-    prune()
-    (naive / "requirements.txt").write_text("\n".join(packages) + "\n")
-    one_naive_cold = naive_build(naive, "jupyter-promote/bench-naive:latest")
-    (naive / "requirements.txt").write_text("\n".join(changed_pins) + "\n")
-    one_naive = naive_build(naive, "jupyter-promote/bench-naive:latest")
-    print(
-        f"  one-package change ({', '.join(one)}): ours {one_cold:.1f} s cold -> {one_ours:.1f} s; "
-        f"naive {one_naive_cold:.1f} s cold -> {one_naive:.1f} s",
-        flush=True,
-    )
-
-    # unchanged environment: command -> runner running in its container
-    kernels = tmp / "jupyter" / "kernels" / "bench-small"
-    kernels.mkdir(parents=True)
-    (kernels / "kernel.json").write_text(
-        json.dumps(
-            {
-                "argv": [python, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-                "display_name": "bench",
-                "language": "python",
-            }
+def report(first: dict[str, Any] | None, one: dict[str, Any] | None, starts: Any, sizes: bool) -> None:
+    if first is not None:
+        cold = first["cold"]
+        oc, nc, pc = (statistics.median(cold[k]) for k in ("ours", "naive", "packed"))
+        print(
+            f"cold build          ours {oc:6.1f} s   naive {nc:6.1f} s   ratio ours/naive {oc / nc:.2f}   (target <= 1.1)"
+            f"   rounds ours {', '.join(f'{t:.1f}' for t in cold['ours'])}; naive {', '.join(f'{t:.1f}' for t in cold['naive'])}"
         )
-    )
-    nb["metadata"]["kernelspec"] = {"name": "bench-small", "display_name": "bench", "language": "python"}
-    job_nb = tmp / "job.ipynb"
-    job_nb.write_text(json.dumps(nb))
-    starts = []
-    for _ in range(3):
-        out = tmp / f"run-{len(starts)}"
-        start = time.time()
-        subprocess.run(
-            [
-                str(BIN / "jupyter"),
-                "promote",
-                "run",
-                str(job_nb),
-                "--target",
-                "docker",
-                "--out",
-                str(out),
-                f"--ImageBuilder.base_image={BASE}",
-            ],
-            env={**env, "JUPYTER_PATH": str(tmp / "jupyter")},
-            capture_output=True,
-            check=True,
+        print(
+            f"cold build packed   {pc:6.1f} s (no network)   naive {nc:6.1f} s (network)   ratio packed/naive "
+            f"{pc / nc:.2f}   (target <= 0.5)   rounds {', '.join(f'{t:.1f}' for t in cold['packed'])}"
         )
-        events = [json.loads(x) for x in (out / "events.jsonl").read_text().splitlines()]
-        running = next(e["ts"] for e in events if e["type"] == "status" and e["state"] == "running")
-        starts.append(running - start)
-    image = json.loads((tmp / "run-0" / "job.json").read_text())["image"]["ref"]
-    plain_starts = []
-    for _ in range(3):
-        start = time.time()
-        out = subprocess.run(
-            ["docker", "run", "--rm", image, "/opt/promote/runner/bin/python", "-c", "import time; print(time.time())"],
-            capture_output=True,
-            text=True,
-            check=True,
+        print(
+            f"notebook-only edit  ours {first['edit']:6.2f} s   ratio ours/our cold {first['edit'] / oc:.3f}   (target <= 0.05),"
+            f" {1 if first['edited'].get('built') else 0} builds; naive rebuild {first['naive_edit']:.2f} s"
         )
-        plain_starts.append(float(out.stdout.strip()) - start)
-
-    oc, nc, pc = statistics.median(ours_cold), statistics.median(naive_cold), statistics.median(packed_cold)
-    ds, dp = statistics.median(starts), statistics.median(plain_starts)
-    print()
-    print(
-        f"cold build          ours {oc:6.1f} s   naive {nc:6.1f} s   ratio ours/naive {oc / nc:.2f}   (target <= 1.1)"
-        f"   rounds ours {', '.join(f'{t:.1f}' for t in ours_cold)}; naive {', '.join(f'{t:.1f}' for t in naive_cold)}"
-    )
-    print(
-        f"cold build packed   {pc:6.1f} s (no network)   naive {nc:6.1f} s (network)   ratio packed/naive "
-        f"{pc / nc:.2f}   (target <= 0.5)   rounds {', '.join(f'{t:.1f}' for t in packed_cold)}"
-    )
-    print(
-        f"notebook-only edit  ours {ours_edit:6.2f} s   ratio ours/our cold {ours_edit / oc:.3f}   (target <= 0.05),"
-        f" {1 if edited.get('built') else 0} builds; naive rebuild {naive_edit:.2f} s"
-    )
-    print(
-        f"one-package change  ours {one_ours:6.1f} s   ratio to its cold build {one_ours / one_cold:.2f} "
-        f"({'built' if one_info.get('built') else 'not built'});   naive {one_naive:.1f} s   ratio to its cold build "
-        f"{one_naive / one_naive_cold:.2f}"
-    )
-    print(
-        f"unchanged env       command -> container running: median {ds:.2f} s "
-        f"(runs {', '.join(f'{s:.2f}' for s in starts)});   docker run of the same image -> Python running: "
-        f"median {dp:.2f} s (runs {', '.join(f'{s:.2f}' for s in plain_starts)});   ratio {ds / dp:.2f}"
-    )
-    print(
-        f"image size          ours {size(ref) / 1e6:.0f} MB   packed {size(packed_ref) / 1e6:.0f} MB   "
-        f"naive {size('jupyter-promote/bench-naive:latest') / 1e6:.0f} MB"
-    )
-    subprocess.run(["docker", "rmi", "jupyter-promote/bench-naive:latest"], capture_output=True)
-    shutil.rmtree(tmp, ignore_errors=True)
+    if one is not None:
+        print(
+            f"one-package change  ours {one['one']:6.1f} s   ratio to its cold build {one['one'] / one['cold']:.2f} "
+            f"({'built' if one['info'].get('built') else 'not built'}, {one['written'][0]} of {one['written'][1]} packed "
+            f"layers written);   naive {one['naive']:.1f} s   ratio to its cold build {one['naive'] / one['naive_cold']:.2f}"
+        )
+    if starts is not None:
+        (ours, plain), ds = starts, statistics.median(starts[0])
+        dp = statistics.median(plain)
+        print(
+            f"unchanged env       command -> container running: median {ds:.2f} s "
+            f"(runs {', '.join(f'{s:.2f}' for s in ours)});   docker run of the same image -> Python running: "
+            f"median {dp:.2f} s (runs {', '.join(f'{s:.2f}' for s in plain)});   ratio {ds / dp:.2f}"
+        )
+    if sizes and first is not None:
+        print(
+            f"image size          ours {size(first['refs']['ours']) / 1e6:.0f} MB   packed "
+            f"{size(first['refs']['packed']) / 1e6:.0f} MB   naive {size('jupyter-promote/bench-naive:latest') / 1e6:.0f} MB"
+        )
 
 
 if __name__ == "__main__":

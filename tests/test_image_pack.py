@@ -87,7 +87,7 @@ def test_the_same_environment_packs_to_the_same_bytes(small_env, tmp_path):
     # Given the small kernel's ipython (console scripts with the kernel's #! line) and traitlets
     lock, prefix = small_env.lock, small_env.lock["origin"]["prefix"]
     pins = [(p["name"], p["version"]) for p in lock["packages"] if p["name"].lower() in ("ipython", "traitlets")]
-    (group,) = collect("env", pins, prefix, lock["python"]["version"], "/opt/promote/env")
+    (group,) = collect("env", pins, prefix, lock["python"]["version"], "/opt/promote/env", buckets=1)
     # When it is packed twice
     first = write_tar(group, tmp_path / "a.tar")
     write_tar(group, tmp_path / "b.tar")
@@ -158,3 +158,21 @@ def test_files_no_distribution_owns_are_named_and_a_venv_on_the_system_site_is_n
     )
     with pytest.raises(PackRefused, match="include-system-site-packages = true"):
         collect("env", [("ptyprocess", "0.7.0")], str(env), version, "/opt/promote/env")
+
+
+def test_a_one_package_change_changes_one_small_layer(small_env):
+    # Given the small kernel's distributions, and the same less one small one (comm)
+    lock, prefix = small_env.lock, small_env.lock["origin"]["prefix"]
+    pins = [(p["name"], p["version"]) for p in lock["packages"]]
+    version = lock["python"]["version"]
+    every = collect("env", pins, prefix, version, "/opt/promote/env")
+    less = collect("env", [p for p in pins if p[0].lower() != "comm"], prefix, version, "/opt/promote/env")
+    # Then numpy has a layer of its own, the rest share a few, well under Docker's 127 layers
+    assert "numpy" in [g.name for g in every] and 3 < len(every) <= 20
+    # and the change rewrites one layer only: a shared one, small, in the same place; the others keep their tars
+    assert len(every) == len(less)
+    changed = [(a, b) for a, b in zip(every, less, strict=True) if a.tar != b.tar]
+    assert len(changed) == 1
+    (was, now), comm = changed[0], [f for f in changed[0][0].files if f.dist.lower().startswith("comm==")]
+    assert was.name == now.name and was.name.startswith("env.") and comm and not set(comm) & set(now.files)
+    assert len(was.files) < sum(len(g.files) for g in every) / 3

@@ -183,11 +183,11 @@ def run(run_dir: str) -> int:
     record = run.read()
     take_runner_key(run.path)  # the kernel never holds the key: statuses it writes never count
     log = EventLog(str(run.events), record.id)
+    log.emit("status", state="running", source="runner", pid=os.getpid())  # as soon as it can: before the setup
     _kernel_environment(run, record)
     supervisor = Supervisor(run, record, log)
     signal.signal(signal.SIGTERM, lambda *_: supervisor.stop("cancelled"))
     signal.signal(signal.SIGINT, lambda *_: supervisor.stop("cancelled"))
-    log.emit("status", state="running", source="runner", pid=os.getpid())
     with Pulse(log, record.monitor.heartbeat_s):
         state, reason, message = _execute(run, record, log, supervisor)
     log.emit("status", state=state, reason=reason, message=message, source="runner")

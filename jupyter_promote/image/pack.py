@@ -4,8 +4,9 @@ A cold rebuild downloads and installs every package again inside the container. 
 is already on disk, exactly as the notebook used it, so when the base image can run those files (same OS,
 CPU architecture, Python major.minor, a new enough C library: :mod:`.pack_platform`) they are packed, as
 conda-pack and venv-pack ship environments to clusters: every file each distribution's ``RECORD`` lists,
-relocated from the kernel's prefix to the image's, in deterministic tars (:mod:`.pack_layer`), one per large
-distribution and one for the rest, so a one-package change rebuilds one layer. The runner's own closure is
+relocated from the kernel's prefix to the image's, in deterministic tars (:mod:`.pack_layer`): one per large
+or mid-size distribution and a few shared by the rest, chosen by a hash of each one's name, so a one-package
+change rewrites one small layer (:func:`_layers`). The runner's own closure is
 packed the same way from this process's environment, so a packed build needs no index and no network.
 
 Whatever cannot be packed (no ``RECORD``, an editable install whose files live elsewhere, a conda prefix, a
@@ -28,8 +29,14 @@ from typing import Any
 from ..freeze.lock import canonical_name
 from .pack_platform import platform_mismatch, wheel_mismatch
 
-#: A distribution whose files add up to this many bytes gets a layer of its own (torch, the nvidia-* ones).
+#: A distribution whose files add up to this many bytes gets a layer of its own, added first (torch, the
+#: nvidia-* ones); one of MID_LAYER_BYTES or more gets one too, after those (numpy, debugpy); the others share
+#: BUCKETS layers, chosen by a hash of their name. At most MAX_OWN_LAYERS own layers per prefix (the largest):
+#: with the buckets, the runner's and the base image's, an image stays far under Docker's 127 layers.
 OWN_LAYER_BYTES = 64 << 20
+MID_LAYER_BYTES = 4 << 20
+MAX_OWN_LAYERS = 40
+BUCKETS = 8
 
 
 class PackRefused(Exception):
@@ -105,18 +112,20 @@ def _record(dist: str, folder: Path, site: str, prefix: str, target_prefix: str)
     if not record.is_file():
         raise PackRefused(f"{dist}: its {folder.name} has no RECORD, so its files are not known")
     files, size = [], 0
+    root, strip = prefix.rstrip("/") + "/", len(prefix.rstrip("/"))
     with open(record, newline="", encoding="utf-8") as f:
         for row in csv.reader(f):
             if not row:
                 continue
-            path = Path(site, row[0]).as_posix() if not row[0].startswith("/") else row[0]
-            source = posixpath.normpath(path)
-            if not (source + "/").startswith(prefix.rstrip("/") + "/"):
+            # strings, not Paths, and normpath only where needed: a RECORD has thousands of rows, read at every plan
+            path = row[0] if row[0].startswith("/") else f"{site}/{row[0]}"
+            source = posixpath.normpath(path) if "/." in path or "//" in path else path
+            if not source.startswith(root):
                 raise PackRefused(f"{dist}: {row[0]} is installed outside the kernel's prefix {prefix}")
             files.append(
                 PackFile(
                     source,
-                    target_prefix + source[len(prefix.rstrip("/")) :],
+                    target_prefix + source[strip:],
                     row[1] if len(row) > 1 and row[1] else None,
                     dist,
                 )
@@ -140,16 +149,15 @@ def collect(
     python_version: str,
     target_prefix: str,
     check_tags: Callable[[str, list[str]], str | None] | None = None,
+    buckets: int = BUCKETS,
 ) -> list[PackGroup]:
-    """The layers of the distributions ``pins`` ((name, version) pairs) installed in ``prefix``: one per
-    distribution of :data:`OWN_LAYER_BYTES` or more, the rest in a group called ``name``."""
+    """The layers of the distributions ``pins`` ((name, version) pairs) installed in ``prefix``, in the
+    order they are added (:func:`_layers`); the shared ones are called ``name.<bucket>``."""
     site = site_packages(prefix, python_version)
     if _uses_system_site(prefix):
         raise PackRefused(f"{prefix} also uses the system's site-packages (include-system-site-packages = true)")
     infos = _dist_infos(Path(site))
-    own: list[tuple[str, list[PackFile], bytes]] = []
-    rest: list[PackFile] = []
-    rest_digest = hashlib.sha256()
+    dists: list[tuple[str, list[PackFile], int, bytes]] = []
     for dist_name, version in sorted(pins, key=lambda p: canonical_name(p[0])):
         label = f"{dist_name}=={version}"
         folder = infos.get((canonical_name(dist_name), version))
@@ -158,18 +166,36 @@ def collect(
         if check_tags is not None and (why := check_tags(label, _wheel_tags(folder))):
             raise PackRefused(why)
         files, size = _record(label, folder, site, prefix, target_prefix)
-        entry = f"{label}\n".encode() + (folder / "RECORD").read_bytes()
-        if size >= OWN_LAYER_BYTES:
-            own.append((canonical_name(dist_name), files, entry))
-        else:
-            rest += files
-            rest_digest.update(entry)
-    groups = [
-        PackGroup(dist, _key(target_prefix, entry), prefix, target_prefix, tuple(files)) for dist, files, entry in own
+        dists.append((canonical_name(dist_name), files, size, f"{label}\n".encode() + (folder / "RECORD").read_bytes()))
+    return [
+        PackGroup(group, _key(target_prefix, b"".join(e for _, _, _, e in members)), prefix, target_prefix, packed)
+        for group, members in _layers(name, dists, buckets)
+        if (packed := tuple(f for _, fs, _, _ in members for f in fs))
     ]
-    rest_digest.update(target_prefix.encode())
-    groups.append(PackGroup(name, rest_digest.hexdigest(), prefix, target_prefix, tuple(rest)))
-    return groups
+
+
+def _layers(
+    name: str, dists: list[tuple[str, list[PackFile], int, bytes]], buckets: int
+) -> list[tuple[str, list[tuple[str, list[PackFile], int, bytes]]]]:
+    """(layer name, its distributions), in the order they are added, most expensive to redo first: each
+    distribution of :data:`OWN_LAYER_BYTES` or more, then each of :data:`MID_LAYER_BYTES` or more (as many as
+    :data:`MAX_OWN_LAYERS` allows, the largest), then the rest in ``buckets`` by a hash of the name.
+
+    A one-package change so rewrites one small layer (and redoes the small ones after it: Docker 20.10's
+    builder has no ``COPY --link``); a distribution stays in its layer as others come and go."""
+    sized = sorted(dists, key=lambda d: (-d[2], d[0]))
+    own = [d for d in sized if d[2] >= MID_LAYER_BYTES][:MAX_OWN_LAYERS]
+    named = {d[0] for d in own}
+    shared: dict[int, list[tuple[str, list[PackFile], int, bytes]]] = {}
+    for dist in dists:
+        if dist[0] not in named:
+            shared.setdefault(int(hashlib.sha256(dist[0].encode()).hexdigest(), 16) % buckets, []).append(dist)
+    big = sorted((d for d in own if d[2] >= OWN_LAYER_BYTES), key=lambda d: d[0])
+    mid = sorted((d for d in own if d[2] < OWN_LAYER_BYTES), key=lambda d: d[0])
+    return [
+        *[(d[0], [d]) for d in (*big, *mid)],
+        *[(f"{name}.{i}" if buckets > 1 else name, shared[i]) for i in sorted(shared)],
+    ]
 
 
 def _uses_system_site(prefix: str) -> bool:
@@ -225,14 +251,14 @@ def choose(lock: dict[str, Any], base: dict[str, Any], runner_requirements: str)
         return wheel_mismatch(label, wheel_tags, host, base)
 
     version = host["python"]["version"]
-    runner = collect("runner", runner_pins(runner_requirements), sys.prefix, version, RUNNER_PREFIX, host_tags)
+    pins = runner_pins(runner_requirements)
+    runner = collect("runner", pins, sys.prefix, version, RUNNER_PREFIX, host_tags, buckets=1)  # changes seldom
     libc = base.get("libc") or {}
     reason = (
         f"the base image runs the kernel's files ({base.get('machine')}, {libc.get('name')} {libc.get('version')}, "
         f"Python {base.get('python')}): {sum(len(g.files) for g in groups)} files packed from {origin.get('prefix')}"
     )
-    big = [g for g in groups if g.name != "env"]
-    return PackPlan((*runner, *big, *[g for g in groups if g.name == "env"]), reason)
+    return PackPlan((*runner, *groups), reason)
 
 
 def _host_lock() -> dict[str, Any]:

@@ -13,6 +13,7 @@ in wheelhouse mode the wheels are bind-mounted from the context for the install 
 
 from __future__ import annotations
 
+import functools
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -212,9 +213,10 @@ def kernelspec() -> str:
     )
 
 
+@functools.lru_cache(maxsize=8)
 def runner_requirements(python_version: str) -> str:
     """Exact pins of what the runner needs (its whole dependency closure), taken from this process's
-    environment: the runner in the image is the runner that is running here.
+    environment: the runner in the image is the runner that is running here (read once per process: a plan asks twice).
     """
     from importlib import metadata
 
