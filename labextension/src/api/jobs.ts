@@ -51,5 +51,13 @@ export interface IJobRecord {
   [field: string]: unknown;
 }
 
+/** One page of `GET /jupyter-promote/jobs` (newest first): its records, and how many jobs the server has. */
+export interface IJobsPage {
+  jobs: IJobRecord[];
+  total: number;
+  limit: number;
+  offset: number;
+}
+
 /** What made a group of jobs: a sweep's grid, replicas or seeds of one job, or a contention test. */
 export type GroupKind = 'grid' | 'replicas' | 'contention';

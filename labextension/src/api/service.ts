@@ -3,7 +3,7 @@ import { ServerConnection } from '@jupyterlab/services';
 
 import { artifactEndPoint } from '../artifacts';
 import { ISweepSummary } from './groups';
-import { IJobEvent, IJobRecord } from './jobs';
+import { IJobEvent, IJobsPage } from './jobs';
 import { requestAPI, requestBlob } from './request';
 
 export { PromoteRequestError } from './request';
@@ -17,6 +17,9 @@ import {
   ITarget
 } from './types';
 
+/** The largest page of `GET jobs` the server gives (its MAX_PAGE). */
+export const JOBS_PAGE = 200;
+
 /** The jupyter-promote REST API, typed: one method per route. */
 export class PromoteService {
   constructor(readonly serverSettings: ServerConnection.ISettings) {}
@@ -25,8 +28,9 @@ export class PromoteService {
     return (await this.call<{ targets: ITarget[] }>('targets')).targets;
   }
 
-  async jobs(limit = 200): Promise<IJobRecord[]> {
-    return (await this.call<{ jobs: IJobRecord[] }>(`jobs?limit=${limit}`)).jobs;
+  /** One page of the jobs, newest first: at most `limit` (the server gives 200 at most) from `offset`. */
+  jobs(limit = JOBS_PAGE, offset = 0): Promise<IJobsPage> {
+    return this.call<IJobsPage>(`jobs?limit=${limit}&offset=${offset}`);
   }
 
   job(id: string): Promise<IJobDetail> {

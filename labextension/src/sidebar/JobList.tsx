@@ -2,13 +2,21 @@ import * as React from 'react';
 
 import { useTranslation } from '../i18n';
 import { JOB_STATES } from '../api/jobs';
-import { PromoteService } from '../api/service';
+import { JOBS_PAGE, PromoteService } from '../api/service';
 import { duration, formatDuration, groupJobs, IJobGroup } from '../format';
 import { IJobView, isFinal } from '../job/view';
 import { groupKind, settledCount } from '../sweep';
 import { SweepSummary } from './SweepSummary';
 
-function JobRow(props: { view: IJobView; onOpen: (id: string) => void; now: number }): JSX.Element {
+/**
+ * One job's row. Rendered again only when its job changed (each change is a new view object) or, for a job
+ * without an end, when the time moved on: one job's event does not render the other rows of a long list.
+ */
+const JobRow = React.memo(function JobRow(props: {
+  view: IJobView;
+  onOpen: (id: string) => void;
+  now: number;
+}): JSX.Element {
   const trans = useTranslation();
   const { view } = props;
   const parameters = Object.entries(view.record.parameters ?? {})
@@ -47,6 +55,11 @@ function JobRow(props: { view: IJobView; onOpen: (id: string) => void; now: numb
       </button>
     </li>
   );
+});
+
+/** The time a row's duration is counted to: now for a job without an end, none (0) for the others. */
+function rowNow(view: IJobView, now: number): number {
+  return (view.finishedAt ?? view.record.finished_at ?? null) === null ? now : 0;
 }
 
 /** A group of jobs (a sweep, replicas or seeds, a contention test): its title opens its summary. */
@@ -86,19 +99,23 @@ function JobGroup(props: {
       )}
       <ul>
         {group.jobs.map(view => (
-          <JobRow key={view.id} view={view} onOpen={props.onOpen} now={props.now} />
+          <JobRow key={view.id} view={view} onOpen={props.onOpen} now={rowNow(view, props.now)} />
         ))}
       </ul>
     </li>
   );
 }
 
-/** Every job, newest first, groups together; filter by state. */
+/** Every job loaded, newest first, groups together; filter by state; how many older ones are not loaded. */
 export function JobList(props: {
   views: IJobView[];
   service: PromoteService;
   filter: string;
   showFinished: boolean;
+  /** The server's jobs older than those loaded, and whether a page of them is being loaded. */
+  older: number;
+  loadingOlder: boolean;
+  onLoadOlder: () => void;
   onFilter: (state: string) => void;
   onOpen: (id: string) => void;
 }): JSX.Element {
@@ -134,7 +151,12 @@ export function JobList(props: {
       <ul className="jp-Promote-jobs" aria-label={trans.__('Jobs')}>
         {groups.map(group =>
           group.sweep === null ? (
-            <JobRow key={group.jobs[0].id} view={group.jobs[0]} onOpen={props.onOpen} now={now} />
+            <JobRow
+              key={group.jobs[0].id}
+              view={group.jobs[0]}
+              onOpen={props.onOpen}
+              now={rowNow(group.jobs[0], now)}
+            />
           ) : (
             <JobGroup
               key={group.sweep}
@@ -147,6 +169,20 @@ export function JobList(props: {
           )
         )}
       </ul>
+      {props.older > 0 && (
+        <div className="jp-Promote-older">
+          <span className="jp-Promote-muted">
+            {trans._n('%1 older job is not loaded.', '%1 older jobs are not loaded.', props.older)}
+          </span>{' '}
+          <button
+            className="jp-Button jp-mod-styled jp-Promote-loadOlder"
+            disabled={props.loadingOlder}
+            onClick={props.onLoadOlder}
+          >
+            {trans._n('Show %1 older job', 'Show %1 older jobs', Math.min(props.older, JOBS_PAGE))}
+          </button>
+        </div>
+      )}
     </div>
   );
 }

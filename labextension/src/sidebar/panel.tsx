@@ -1,5 +1,6 @@
+import { Notification } from '@jupyterlab/apputils';
 import { TranslationBundle } from '@jupyterlab/translation';
-import { ReactWidget, UseSignal } from '@jupyterlab/ui-components';
+import { ReactWidget } from '@jupyterlab/ui-components';
 import * as React from 'react';
 
 import { TranslationContext } from '../i18n';
@@ -7,7 +8,10 @@ import { JobsModel } from '../jobs';
 import { IJobActions, JobDetail } from './JobDetail';
 import { JobList } from './JobList';
 
-/** The sidebar: the job list, or one job's detail. */
+/**
+ * The sidebar: the job list, or one job's detail. The changes of the jobs are rendered once per animation
+ * frame: a burst of events, each its own message from the server, renders once, not once per event.
+ */
 export class JobsPanel extends ReactWidget {
   constructor(
     readonly model: JobsModel,
@@ -17,6 +21,13 @@ export class JobsPanel extends ReactWidget {
     super();
     this.id = 'jupyter-promote-jobs';
     this.addClass('jp-Promote-panel');
+    model.changed.connect(this._onChanged, this);
+  }
+
+  dispose(): void {
+    this.model.changed.disconnect(this._onChanged, this);
+    cancelAnimationFrame(this._frame);
+    super.dispose();
   }
 
   /** Settings: whether the unfiltered list shows finished jobs too. */
@@ -32,42 +43,57 @@ export class JobsPanel extends ReactWidget {
   }
 
   render(): JSX.Element {
+    return <TranslationContext.Provider value={this.trans}>{this._content()}</TranslationContext.Provider>;
+  }
+
+  private _content(): JSX.Element {
+    const view = this._selected ? this.model.get(this._selected) : undefined;
+    if (view) {
+      return <JobDetail key={view.id} model={this.model} view={view} actions={this.actions} onBack={this._onBack} />;
+    }
     return (
-      <TranslationContext.Provider value={this.trans}>
-        <UseSignal signal={this.model.changed}>
-          {() => {
-            const view = this._selected ? this.model.get(this._selected) : undefined;
-            if (view) {
-              return (
-                <JobDetail
-                  key={view.id}
-                  model={this.model}
-                  view={view}
-                  actions={this.actions}
-                  onBack={() => this.open(null)}
-                />
-              );
-            }
-            return (
-              <JobList
-                views={this.model.views}
-                service={this.model.service}
-                filter={this._filter}
-                showFinished={this._showFinished}
-                onFilter={state => {
-                  this._filter = state;
-                  this.update();
-                }}
-                onOpen={id => this.open(id)}
-              />
-            );
-          }}
-        </UseSignal>
-      </TranslationContext.Provider>
+      <JobList
+        views={this.model.views}
+        service={this.model.service}
+        filter={this._filter}
+        showFinished={this._showFinished}
+        older={this.model.older}
+        loadingOlder={this.model.loadingOlder}
+        onLoadOlder={this._onLoadOlder}
+        onFilter={this._onFilter}
+        onOpen={this._onOpen}
+      />
     );
   }
+
+  private _onChanged(): void {
+    if (this._frame === 0) {
+      this._frame = requestAnimationFrame(() => {
+        this._frame = 0;
+        this.update();
+      });
+    }
+  }
+
+  // the same functions every render: a row whose job did not change is not rendered again (React.memo)
+  private readonly _onOpen = (id: string): void => this.open(id);
+  private readonly _onBack = (): void => this.open(null);
+  private readonly _onFilter = (state: string): void => {
+    this._filter = state;
+    this.update();
+  };
+  private readonly _onLoadOlder = (): void => {
+    this.model
+      .loadOlder()
+      .catch(reason =>
+        Notification.error(
+          this.trans.__('jupyter-promote: the older jobs did not load (%1)', (reason as Error).message)
+        )
+      );
+  };
 
   private _selected: string | null = null;
   private _filter = '';
   private _showFinished = true;
+  private _frame = 0;
 }
