@@ -106,13 +106,17 @@ def test_the_same_environment_packs_to_the_same_bytes(small_env, tmp_path):
     assert first["/opt/promote/env/bin/ipython"]["relocated"]
 
 
-def test_a_file_that_embeds_the_kernels_prefix_is_refused_with_its_name(tmp_path):
-    # Given a real venv whose installed module records the venv's own path (RECORD updated to match)
-    env = tmp_path / "kernel"
+def _venv_with_ptyprocess(env: Path) -> tuple[Path, str]:
+    """A real venv at ``env`` with one distribution installed by pip (ptyprocess 0.7.0); its Python's major.minor."""
     venv.create(env, with_pip=False)
     pip = [sys.executable, "-m", "pip", "--python", str(env / "bin" / "python"), "install", "-q", "--no-deps"]
     subprocess.run([*pip, "ptyprocess==0.7.0"], check=True, timeout=300)
-    version = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    return env, f"{sys.version_info[0]}.{sys.version_info[1]}"
+
+
+def test_a_file_that_embeds_the_kernels_prefix_is_refused_with_its_name(tmp_path):
+    # Given a real venv whose installed module records the venv's own path (RECORD updated to match)
+    env, version = _venv_with_ptyprocess(tmp_path / "kernel")
     site = Path(site_packages(str(env), version))
     module = site / "ptyprocess" / "util.py"
     module.write_text(module.read_text() + f"\nPREFIX = {str(env)!r}\n")
@@ -136,11 +140,7 @@ def test_a_file_that_embeds_the_kernels_prefix_is_refused_with_its_name(tmp_path
 
 def test_files_no_distribution_owns_are_named_and_a_venv_on_the_system_site_is_not_packed(tmp_path):
     # Given a real venv with one distribution and a module copied into its site-packages by hand
-    env = tmp_path / "kernel"
-    venv.create(env, with_pip=False)
-    pip = [sys.executable, "-m", "pip", "--python", str(env / "bin" / "python"), "install", "-q", "--no-deps"]
-    subprocess.run([*pip, "ptyprocess==0.7.0"], check=True, timeout=300)
-    version = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    env, version = _venv_with_ptyprocess(tmp_path / "kernel")
     (Path(site_packages(str(env), version)) / "handmade_mod.py").write_text("VALUE = 42\n")
     groups = collect("env", [("ptyprocess", "0.7.0")], str(env), version, "/opt/promote/env")
     # When the pack is checked against the kernel's site-packages

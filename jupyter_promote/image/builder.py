@@ -26,11 +26,11 @@ from ..freeze import FrozenEnv
 from ..freeze.kernels import Interpreter
 from . import network, recipe
 from .build import docker_build
+from .checks import base_platform as platform_of
 from .checks import base_python, refuse_unbuildable
 from .docker_engine import buildkit_cli, client
 from .pack import PackPlan, PackRefused, choose
 from .pack_build import build_packed
-from .pack_platform import base_platform as platform_of
 from .plan import BuildPlan, base_image_id, plan_build
 from .ref import LABEL_LOCK, LABEL_PYTHON, LABEL_RECIPE, LABEL_VERIFICATION, ImageRef
 from .verify import seal

@@ -2,8 +2,8 @@
 
 The base image's Python must have the kernel's major.minor and meet every package's ``Requires-Python``;
 every package must be on an index the build can reach (or come as a wheel from this machine). Each refusal
-is an :class:`~jupyter_promote.errors.ImageError` naming the fix. The base image's Python is asked once per
-image id (a container start) and kept in the cache folder.
+is an :class:`~jupyter_promote.errors.ImageError` naming the fix. The base image's platform (its Python, C
+library, architecture) is asked once per image id (one container start) and kept in the cache folder.
 """
 
 from __future__ import annotations
@@ -18,25 +18,37 @@ from typing import Any
 from ..errors import ImageError
 from .verify import run_once
 
+#: What the base image is asked: its Python and its platform, as the freeze's introspection records them.
+_PROBE = (
+    "import json, platform, sys; libc = platform.libc_ver(); print(json.dumps({"
+    "'python': platform.python_version(), 'implementation': sys.implementation.name, "
+    "'sys_platform': sys.platform, 'machine': platform.machine(), "
+    "'libc': {'name': libc[0] or None, 'version': libc[1] or None}}))"
+)
 
-def base_python(base: str, image_id: str, cache_dir: str) -> str:
-    """The Python version of the image ``base`` (whose id is ``image_id``), cached in ``cache_dir``."""
-    known = Path(cache_dir) / "base-pythons.json"
+
+def base_platform(base: str, image_id: str, cache_dir: str) -> dict[str, Any]:
+    """The platform of the image ``base`` (whose id is ``image_id``), asked once and kept in ``cache_dir``."""
+    known = Path(cache_dir) / "base-platforms.json"
     try:
-        versions: dict[str, str] = json.loads(known.read_text())
+        platforms: dict[str, Any] = json.loads(known.read_text())
     except (OSError, ValueError):
-        versions = {}
-    if isinstance(versions.get(image_id), str):
-        return versions[image_id]
-    out = run_once(base, ["python3", "-c", "import platform; print(platform.python_version())"], role="probe")
-    version = out.decode().strip()
+        platforms = {}
+    if isinstance(platforms.get(image_id), dict):
+        return dict(platforms[image_id])
+    found: dict[str, Any] = json.loads(run_once(base, ["python3", "-c", _PROBE], role="probe"))
     with contextlib.suppress(OSError):
         known.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".base-pythons-", dir=known.parent)
+        fd, tmp = tempfile.mkstemp(prefix=".base-platforms-", dir=known.parent)
         with os.fdopen(fd, "w") as f:
-            json.dump({**versions, image_id: version}, f)
+            json.dump({**platforms, image_id: found}, f)
         os.replace(tmp, known)
-    return version
+    return found
+
+
+def base_python(base: str, image_id: str, cache_dir: str) -> str:
+    """The Python version of the image ``base`` (whose id is ``image_id``): the platform probe's, one probe."""
+    return str(base_platform(base, image_id, cache_dir)["python"])
 
 
 def refuse_unbuildable(lock: dict[str, Any], base_image: str, image_python: str, *, wheelhouse: bool) -> None:

@@ -8,46 +8,13 @@ own glibc. The base image is asked once per image id (one container start, cache
 
 from __future__ import annotations
 
-import contextlib
-import json
-import os
 import re
-import tempfile
-from pathlib import Path
 from typing import Any
 
-from .verify import run_once
-
-#: What the base image is asked: its Python and its platform, as the freeze's introspection records them.
-_PROBE = (
-    "import json, platform, sys; libc = platform.libc_ver(); print(json.dumps({"
-    "'python': platform.python_version(), 'implementation': sys.implementation.name, "
-    "'sys_platform': sys.platform, 'machine': platform.machine(), "
-    "'libc': {'name': libc[0] or None, 'version': libc[1] or None}}))"
-)
 #: Legacy manylinux names and the glibc each needs (PEP 513, 571, 599).
 _LEGACY = {"manylinux1": (2, 5), "manylinux2010": (2, 12), "manylinux2014": (2, 17)}
 _MANYLINUX = re.compile(r"^manylinux_(\d+)_(\d+)_(.+)$")
 _MUSLLINUX = re.compile(r"^musllinux_(\d+)_(\d+)_(.+)$")
-
-
-def base_platform(base: str, image_id: str, cache_dir: str) -> dict[str, Any]:
-    """The platform of the image ``base`` (whose id is ``image_id``), asked once and kept in ``cache_dir``."""
-    known = Path(cache_dir) / "base-platforms.json"
-    try:
-        platforms: dict[str, Any] = json.loads(known.read_text())
-    except (OSError, ValueError):
-        platforms = {}
-    if isinstance(platforms.get(image_id), dict):
-        return dict(platforms[image_id])
-    found: dict[str, Any] = json.loads(run_once(base, ["python3", "-c", _PROBE], role="probe"))
-    with contextlib.suppress(OSError):
-        known.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".base-platforms-", dir=known.parent)
-        with os.fdopen(fd, "w") as f:
-            json.dump({**platforms, image_id: found}, f)
-        os.replace(tmp, known)
-    return found
 
 
 def _version(text: str | None) -> tuple[int, ...]:
