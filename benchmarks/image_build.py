@@ -19,7 +19,9 @@ in a venv at .envs/small-kernel (made if missing). Base image: the offline one s
    running (the runner's interpreter printing its clock).
 5. Image sizes, ours and naive.
 
-Usage: python benchmarks/image_build.py [--rounds N] [--steps 12345] [--no-prune]   (needs the Docker engine:
+``--env torch``: the torch kernel instead, its packed cold build against the naive one (image_torch.py).
+
+Usage: python benchmarks/image_build.py [--rounds N] [--steps 12345] [--no-prune] [--env torch]   (needs Docker:
 scripts/docker-up.sh). ``--no-prune`` leaves the builder cache alone (a shared machine): a cold build is then
 one on a base image of its own (the base plus a layer of its own), on which nothing is cached.
 """
@@ -32,97 +34,26 @@ import os
 import shutil
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-BIN = Path(sys.executable).parent
-BASE = os.environ.get("PROMOTE_TEST_BASE_IMAGE", "jupyter-promote/base:bookworm")
-CA = os.environ.get("PIP_CERT") or "/etc/ssl/certs/ca-certificates.crt"
-NAIVE = """FROM {base}
-RUN python3 -m venv /venv
-COPY requirements.txt /requirements.txt
-RUN --mount=type=secret,id=ca PIP_CERT=/run/secrets/ca /venv/bin/pip install --no-cache-dir -r /requirements.txt
-COPY notebook.ipynb /work/notebook.ipynb
-"""
-
-
-def small_env(name: str = "small-kernel", *extra: str) -> Path:
-    venv = ROOT / ".envs" / name
-    if not (venv / ".complete").exists():
-        subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True)
-        requirements = ["-r", str(ROOT / "tests/envs/small-kernel.txt"), *extra]
-        subprocess.run([str(venv / "bin/python"), "-m", "pip", "install", "-q", *requirements], check=True)
-        (venv / ".complete").write_text("ok\n")
-    return venv
-
-
-def pins_of(python: str) -> list[str]:
-    """The environment's pins, as the naive Dockerfile's requirements.txt (pip and setuptools left out)."""
-    out = subprocess.run([python, "-m", "pip", "freeze", "--all"], capture_output=True, text=True, check=True).stdout
-    return [line for line in out.splitlines() if "==" in line and not line.startswith(("pip==", "setuptools=="))]
-
-
-BASES: list[str] = []
-
-
-def prune(keep_cache: bool = False) -> str:
-    """A builder with nothing cached for the next build; the base image to build on (a fresh one when
-    ``keep_cache``: its id is new, so no layer built on it is cached)."""
-    if not keep_cache:
-        subprocess.run(["docker", "builder", "prune", "-af"], capture_output=True, check=True)
-        return BASE
-    tag = f"jupyter-promote/bench-base:{os.getpid()}-{len(BASES)}"
-    dockerfile = f"FROM {BASE}\nRUN echo {tag} > /etc/promote-bench\n".encode()  # a layer: a new cache chain
-    subprocess.run(["docker", "build", "-q", "-t", tag, "-"], input=dockerfile, capture_output=True, check=True)
-    BASES.append(tag)
-    return tag
-
-
-def docker_cli() -> str:
-    from jupyter_promote.image.docker_engine import buildkit_cli
-
-    return str(buildkit_cli())
-
-
-def size(ref: str) -> int:
-    out = subprocess.run(
-        ["docker", "image", "inspect", ref, "--format", "{{.Size}}"], capture_output=True, text=True, check=True
-    )
-    return int(out.stdout.strip())
-
-
-LOG: list[str] = []  # the last promote's stderr: its build log
-
-
-def promote(*args: str, env: dict[str, str], pack: bool = True, base: str = BASE) -> tuple[float, dict]:
-    start = time.perf_counter()
-    result = subprocess.run(
-        [str(BIN / "jupyter"), "promote", *args, f"--ImageBuilder.base_image={base}", f"--ImageBuilder.pack={pack}"],
-        capture_output=True,
-        text=True,
-        env=env,
-        check=False,
-    )
-    elapsed = time.perf_counter() - start
-    LOG[:] = result.stderr.splitlines()
-    if result.returncode != 0:
-        raise SystemExit(f"jupyter promote {' '.join(args)} failed:\n{result.stderr[-2000:]}")
-    return elapsed, json.loads(result.stdout) if result.stdout.strip().startswith("{") else {}
-
-
-def naive_build(work: Path, tag: str) -> float:
-    start = time.perf_counter()
-    subprocess.run(
-        [docker_cli(), "build", "-q", "-t", tag, "--secret", f"id=ca,src={CA}", str(work)],
-        check=True,
-        capture_output=True,
-        env={**os.environ, "DOCKER_BUILDKIT": "1"},
-    )
-    return time.perf_counter() - start
+from image_common import (
+    BASE,
+    BASES,
+    BIN,
+    LOG,
+    NAIVE,
+    NAIVE_TAG,
+    ROOT,
+    naive_build,
+    pins_of,
+    promote,
+    prune,
+    size,
+    small_env,
+)
 
 
 def packed_layers() -> tuple[int, int]:
@@ -140,7 +71,7 @@ def cold_builds(args: argparse.Namespace, python: str, naive: Path, env: dict[st
             base = bases[which] = prune(args.no_prune)
             if which == "naive":
                 (naive / "Dockerfile").write_text(NAIVE.format(base=base))
-                cold["naive"].append(naive_build(naive, "jupyter-promote/bench-naive:latest"))
+                cold["naive"].append(naive_build(naive, NAIVE_TAG))
             else:
                 t, info = promote(
                     "build", "--python", python, "--rebuild", "--json", env=env, pack=which == "packed", base=base
@@ -151,12 +82,12 @@ def cold_builds(args: argparse.Namespace, python: str, naive: Path, env: dict[st
                 refs[which] = info["ref"]
             print(f"  round {i + 1} {which:6} cold build {cold[which][-1]:6.1f} s", flush=True)
     # notebook-only edit: ours rebuilds nothing (the notebook is never in the image); the naive one reruns COPY
-    naive_build(naive, "jupyter-promote/bench-naive:latest")  # the naive one's cache, warm again after our prunes
+    naive_build(naive, NAIVE_TAG)  # the naive one's cache, warm again after our prunes
     nb = json.loads((naive / "notebook.ipynb").read_text())
     nb["cells"][0]["source"] = "a = 2\nname = 'edited'"
     (naive / "notebook.ipynb").write_text(json.dumps(nb))
     edit, edited = promote("build", "--python", python, "--json", env=env, base=bases["packed"])
-    naive_edit = naive_build(naive, "jupyter-promote/bench-naive:latest")
+    naive_edit = naive_build(naive, NAIVE_TAG)
     return {"cold": cold, "refs": refs, "edit": edit, "edited": edited, "naive_edit": naive_edit}
 
 
@@ -177,9 +108,9 @@ def one_package(args: argparse.Namespace, naive: Path, env: dict[str, str]) -> d
     base = prune(args.no_prune)
     (naive / "Dockerfile").write_text(NAIVE.format(base=base))
     (naive / "requirements.txt").write_text("\n".join(before) + "\n")
-    naive_cold = naive_build(naive, "jupyter-promote/bench-naive:latest")
+    naive_cold = naive_build(naive, NAIVE_TAG)
     (naive / "requirements.txt").write_text("\n".join(after) + "\n")
-    naive_one = naive_build(naive, "jupyter-promote/bench-naive:latest")
+    naive_one = naive_build(naive, NAIVE_TAG)
     changed = [p for p in after if p not in before]
     print(
         f"  one-package change ({', '.join(changed)}): ours {cold:.1f} s cold -> {one:.1f} s "
@@ -216,13 +147,13 @@ def unchanged(python: str, nb: dict[str, Any], env: dict[str, str], tmp: Path) -
     plain_starts = []
     for _ in range(3):
         start = time.time()
-        out = subprocess.run(
+        printed = subprocess.run(
             ["docker", "run", "--rm", image, "/opt/promote/runner/bin/python", "-c", "import time; print(time.time())"],
             capture_output=True,
             text=True,
             check=True,
         )
-        plain_starts.append(float(out.stdout.strip()) - start)
+        plain_starts.append(float(printed.stdout.strip()) - start)
     return starts, plain_starts
 
 
@@ -231,7 +162,16 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--steps", default="12345", help="which steps to run (1 and 2 go together)")
     parser.add_argument("--no-prune", action="store_true", help="leave the builder cache alone: fresh bases instead")
+    parser.add_argument("--env", choices=("small", "torch"), default="small", help="torch: image_torch.py's run")
+    parser.add_argument("--naive-timeout", type=float, default=1500, help="--env torch: the naive build's limit")
     args = parser.parse_args()
+    if args.env == "torch":
+        from image_torch import torch_bench
+
+        try:
+            return torch_bench(args.no_prune, args.naive_timeout)
+        finally:
+            subprocess.run(["docker", "rmi", NAIVE_TAG, *BASES], capture_output=True)
     venv = small_env()
     python = str(venv / "bin/python")
     tmp = Path(tempfile.mkdtemp(prefix="promote-bench-"))
@@ -255,7 +195,7 @@ def main() -> None:
         print()
         report(first, one, starts, "5" in args.steps)
     finally:
-        subprocess.run(["docker", "rmi", "jupyter-promote/bench-naive:latest", *BASES], capture_output=True)
+        subprocess.run(["docker", "rmi", NAIVE_TAG, *BASES], capture_output=True)
         shutil.rmtree(tmp, ignore_errors=True)
 
 
@@ -292,7 +232,7 @@ def report(first: dict[str, Any] | None, one: dict[str, Any] | None, starts: Any
     if sizes and first is not None:
         print(
             f"image size          ours {size(first['refs']['ours']) / 1e6:.0f} MB   packed "
-            f"{size(first['refs']['packed']) / 1e6:.0f} MB   naive {size('jupyter-promote/bench-naive:latest') / 1e6:.0f} MB"
+            f"{size(first['refs']['packed']) / 1e6:.0f} MB   naive {size(NAIVE_TAG) / 1e6:.0f} MB"
         )
 
 

@@ -88,13 +88,13 @@ def summary(check: dict[str, Any]) -> str:
     left = check.get("unowned") or []
     if check["ok"] and left:
         return (
-            f"packed: {check['record_verified']} files verified against RECORD, {check['files']} in all "
+            f"packed: {check['record_verified']} files verified against RECORD, {check['files']} in all with the runner's "
             f"({check['relocated']} script(s) relocated); {len(left)} file(s) in the kernel's site-packages "
             f"belong to no distribution and were not packed: {', '.join(left[:3])}"
         )
     if check["ok"]:
         return (
-            f"packed: {check['record_verified']} files verified against RECORD, {check['files']} in all "
+            f"packed: {check['record_verified']} files verified against RECORD, {check['files']} in all with the runner's "
             f"(site-packages byte-identical to the kernel's; {check['relocated']} script(s) relocated)"
         )
     return (
