@@ -112,7 +112,11 @@ export class JobsModel implements IDisposable {
       }
       // the seq when its turn comes: an urgent catch-up of the same job may have gone before this one
       const after = (): number => this._views.get(id)?.seq ?? view.seq;
-      const events = await this._gate.run(() => this.service.events(id, after()), !background);
+      // a job forgotten (deleted) while it waited for its turn is not asked for
+      const events = await this._gate.run(
+        () => (this._views.has(id) ? this.service.events(id, after()) : Promise.resolve([])),
+        !background
+      );
       this._apply(id, events, announce);
       if (events.length < EVENTS_PAGE) {
         break;
@@ -147,6 +151,9 @@ export class JobsModel implements IDisposable {
   forget(id: string): void {
     if (this._views.delete(id)) {
       this._heardAt.delete(id);
+      // the pages after it shift by one: the next page may then repeat a job (merged), never skip one
+      this._pageEnd = Math.max(0, this._pageEnd - 1);
+      this._total = Math.max(0, this._total - 1);
       this._changed.emit(null);
     }
   }
@@ -177,7 +184,16 @@ export class JobsModel implements IDisposable {
 
   /** Catch up the live ones of `records`, in the background (at most CATCH_UP_AT_ONCE requests at once). */
   private async _catchUpAll(records: IJobRecord[]): Promise<void> {
-    await Promise.all(records.filter(r => !isFinal(r.state)).map(r => this.catchUp(r.id, false, true)));
+    // one job that cannot be caught up now (deleted meanwhile, a server error) is tried again later: the list
+    // itself loaded
+    const live = records.filter(r => !isFinal(r.state));
+    await Promise.all(
+      live.map(r =>
+        this.catchUp(r.id, false, true).catch(reason =>
+          console.warn(`jupyter-promote: job ${r.id}: not caught up now: ${reason}`)
+        )
+      )
+    );
   }
 
   private _onMessage(_: Event.IManager, emission: Event.Emission): void {

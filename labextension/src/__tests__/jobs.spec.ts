@@ -70,6 +70,33 @@ describe('JobsModel', () => {
     model.dispose();
   });
 
+  it('skips no older job when loaded jobs are deleted between pages, and one failed catch-up fails no load', async () => {
+    // Given 450 jobs, the newest page loaded, and the live one among the older ones failing its catch-up
+    const records = Array.from({ length: 450 }, (_, i) =>
+      record(`j${i}`, i === 300 ? 'running' : 'succeeded', 1000 - i)
+    );
+    const { model } = modelOver(records, async id => {
+      throw new Error(`no events for ${id}`);
+    });
+    const warn = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
+    await model.refresh();
+    // When five loaded jobs are deleted (on the server, then forgotten here) and the older jobs are loaded
+    for (const id of ['j0', 'j1', 'j2', 'j3', 'j4']) {
+      records.splice(
+        records.findIndex(r => r.id === id),
+        1
+      );
+      model.forget(id);
+    }
+    await model.loadOlder();
+    await model.loadOlder();
+    // Then every job still on the server is listed, and the failed catch-up was only reported
+    expect([model.views.length, model.older, model.get('j200')?.id]).toEqual([445, 0, 'j200']);
+    expect(warn).toHaveBeenCalledWith(expect.stringContaining('j300'));
+    warn.mockRestore();
+    model.dispose();
+  });
+
   it(`catches up at most ${CATCH_UP_AT_ONCE} live jobs at once, a job a person opens before the others`, async () => {
     // Given 40 running jobs, each with one event the list has not seen, answered after a few ms
     const records = Array.from({ length: 40 }, (_, i) => record(`j${i}`, 'running', 1000 - i));
