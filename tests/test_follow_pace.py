@@ -14,8 +14,10 @@ from jupyter_promote.models import JobState
 from jupyter_promote.targets.base import TargetStatus
 
 
-def _follower(poll_interval: float = 0.1) -> SimpleNamespace:
-    return SimpleNamespace(poll_interval=poll_interval, wait=poll_interval, last_said=(None, None))
+def _follower(poll_interval: float = 0.1, state: JobState = JobState.QUEUED) -> SimpleNamespace:
+    return SimpleNamespace(
+        poll_interval=poll_interval, wait=poll_interval, last_said=(None, None), view=SimpleNamespace(state=state)
+    )
 
 
 def test_a_quiet_job_is_looked_at_less_often_up_to_the_idle_limit() -> None:
@@ -41,3 +43,10 @@ def test_an_event_or_a_new_answer_from_the_target_brings_the_poll_interval_back(
     # And a poll interval longer than the idle limit is kept as it is
     slow = _follower(poll_interval=2.0)
     assert [_Follower.pace(slow, False, queued) for _ in range(3)] == [2.0, 2.0, 2.0]
+
+
+def test_a_running_job_is_looked_at_every_poll_interval_so_its_end_is_seen_at_once() -> None:
+    # Given a running job in a long quiet cell: no events, the target says "running" every time
+    follower, running = _follower(state=JobState.RUNNING), TargetStatus(JobState.RUNNING)
+    # When it is looked at many times, Then every wait is the poll interval
+    assert {_Follower.pace(follower, False, running) for _ in range(20)} == {0.1}

@@ -32,8 +32,9 @@ log = logging.getLogger("jupyter_promote")
 TARGET_PATIENCE_S = float(os.environ.get("PROMOTE_TARGET_PATIENCE", "600"))
 #: Seconds a target may report a job as ended before its final event must be in the log.
 FINAL_EVENT_GRACE_S = 5.0
-#: The longest wait between looks at a job that writes nothing and whose target says nothing new: the wait
-#: grows from the poll interval by :data:`IDLE_GROWTH` per quiet look and is short again at the next change.
+#: The longest wait between looks at a job that waits to run (queued, held) while it writes nothing and its
+#: target says nothing new: the wait grows from the poll interval by :data:`IDLE_GROWTH` per quiet look and is
+#: short again at the next change. A running job is looked at every poll interval: its end is seen at once.
 IDLE_POLL_S = 1.0
 IDLE_GROWTH = 1.5
 
@@ -47,8 +48,8 @@ async def follow(
 ) -> JobView:
     """Follow a submitted job to its final state, keeping job.json up to date.
 
-    Polls the target every ``poll_interval`` seconds while the job changes, less often (up to
-    :data:`IDLE_POLL_S`) while it writes nothing and its target reports the same; a target that does not
+    Polls the target every ``poll_interval`` seconds, less often (up to :data:`IDLE_POLL_S`) while a job
+    that waits to run writes nothing and its target reports the same; a target that does not
     answer for ``patience`` seconds settles the job as lost. The runner's own final event wins over what
     the target says.
     """
@@ -103,10 +104,11 @@ class _Follower:
             await asyncio.sleep(self.pace(changed, status))
 
     def pace(self, changed: bool, status: TargetStatus) -> float:
-        """Seconds until the next look: the poll interval after a change (events, or a new answer from the
-        target), else a little longer each time, up to :data:`IDLE_POLL_S`."""
+        """Seconds until the next look: the poll interval while the job runs (its end is seen at once) and
+        after a change (events, or a new answer from the target); for a job that waits (queued, held) a little
+        longer each quiet look, up to :data:`IDLE_POLL_S`."""
         said = (status.state, status.reason)
-        if changed or said != self.last_said:
+        if changed or said != self.last_said or self.view.state is JobState.RUNNING:
             self.wait = self.poll_interval
         else:
             self.wait = min(max(IDLE_POLL_S, self.poll_interval), self.wait * IDLE_GROWTH)
