@@ -104,7 +104,7 @@ def test_an_environment_of_260_mib_reaches_ray_in_shards_and_is_reused(
     # Given 160 wheels (about 260 MiB of incompressible bytes), staged under a cache of their own
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     folders = shipped.environment_folders(big_env, with_wheels=False, cap=CAP)
-    sizes = [folder_bytes(f, []) for f in [*folders, _runner(tmp_path / "runner")]]
+    sizes = [folder_bytes(f) for f in [*folders, _runner(tmp_path / "runner")]]
     total = sum(p.stat().st_size for p in (tmp_path / "cache").rglob("staged_*/wheels/*.whl"))
     assert total > 250 * MIB and max(sizes) <= CAP
     caplog.set_level(logging.DEBUG, logger="jupyter_promote.targets.ray")

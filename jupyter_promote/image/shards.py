@@ -24,7 +24,7 @@ import hashlib
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -77,11 +77,9 @@ def zipped_bytes(rel: str, size: int) -> int:
     return size + _ZIP_PER_FILE + 2 * (_FOLDER_NAME + len(rel.encode()))
 
 
-def folder_bytes(folder: Path, excludes: Collection[str] = ()) -> int:
-    """How large ``folder``'s zip comes to at most (its files stored, not compressed), leaving out the files
-    under a folder named in ``excludes``."""
-    skip = set(excludes)
-    files = [p for p in folder.rglob("*") if p.is_file() and not skip & set(p.relative_to(folder).parts)]
+def folder_bytes(folder: Path) -> int:
+    """How large ``folder``'s zip comes to at most (its files stored, not compressed)."""
+    files = [p for p in folder.rglob("*") if p.is_file()]
     return _ZIP_BASE + sum(zipped_bytes(p.relative_to(folder).as_posix(), p.stat().st_size) for p in files)
 
 

@@ -199,7 +199,7 @@ class RayTarget(Target):
         """Every folder Ray zips and sends (shards and parts are made to fit; the runner and the notebook are
         checked) under the cap, else one line naming it."""
         for folder in folders:
-            if (size := folder_bytes(folder, [])) > cap:
+            if (size := folder_bytes(folder)) > cap:
                 what = "the job's notebook" if folder.name == "job" else str(folder)
                 limit = f"more than Ray is sent in one request (RayTarget.max_upload_mb = {self.max_upload_mb})"
                 raise TargetError(f"{what}: {size / 2**20:.1f} MiB, {limit}", subject=str(folder))
