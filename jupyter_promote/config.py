@@ -39,6 +39,13 @@ class PromoteSettings(Configurable):
         """Names given (config file or command line) extend the defaults: naming one never drops the others."""
         return list(dict.fromkeys([*DEFAULT_ENV_ALLOWLIST, *proposal["value"]]))
 
+    secrets = Dict(
+        value_trait=Unicode(),
+        help='Secrets every job gets, by reference: variable -> source, e.g. {"HF_TOKEN": "env:HF_TOKEN", '
+        '"DB_PASSWORD": "file:/home/me/.db-password", "WANDB_API_KEY": "kubernetes:wandb/api-key"}; a request\'s '
+        "own (--secret) override them. Values are read when a job is submitted and never stored.",
+    ).tag(config=True)
+
     poll_interval = Float(0.1, help="Seconds between polls of a target while following a job.").tag(config=True)
     enabled_targets = List(Unicode(), help="Targets offered to users (by name); empty: every installed target.").tag(
         config=True

@@ -1,4 +1,5 @@
-"""Option groups several commands share: parameters (papermill's), pre-flight, resources, image, monitor, notify."""
+"""Option groups several commands share: parameters (papermill's), pre-flight, resources, image, monitor, secrets,
+notify."""
 
 from __future__ import annotations
 
@@ -81,6 +82,17 @@ def monitor_options(parser: argparse.ArgumentParser) -> None:
         default=[],
         metavar="KEY=VALUE",
         help="monitor setting, e.g. nan_action=alert, stall_action=alert, throughput_action=fail, check_every=10",
+    )
+
+
+def secret_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--secret",
+        action="append",
+        default=None,
+        metavar="NAME[=SOURCE]",
+        help="give the job the environment variable NAME from SOURCE, by reference: env:VAR (default env:NAME), "
+        "file:PATH, kubernetes:SECRET/KEY, node-file:PATH; repeat for several; never stored by value",
     )
 
 

@@ -21,6 +21,7 @@ from .options import (
     parameter_options,
     preflight_options,
     resource_options,
+    secret_options,
 )
 
 _CONFIG_EPILOG = "Any setting of `jupyter promote --help-all` is taken too, as --Class.trait=value."
@@ -127,6 +128,7 @@ def _run(sub: Commands) -> _Parser:
         help="one run per seed (the `seed` parameter); seed spread reported apart from replica spread",
     )
     monitor_options(run)
+    secret_options(run)
     notify_options(run)
     image_options(run)
     return run
@@ -164,6 +166,7 @@ def _sweep(sub: Commands) -> _Parser:
         "`jupyter promote attach SWEEP_ID`",
     )
     monitor_options(sweep)
+    secret_options(sweep)
     notify_options(sweep)
     image_options(sweep)
     return sweep

@@ -27,6 +27,7 @@ _FLAG_OF_FIELD = {
     "contention": "--contention",
     "target": "--target",
     "notify": "--notify",
+    "secrets": "--secret",
 }
 
 
@@ -140,9 +141,17 @@ def request_body(args: argparse.Namespace) -> dict[str, Any]:
         "monitor": monitor_values(args),
         "deterministic": args.deterministic,
         "notify": args.notify,
+        "secrets": _secrets(args.secret),
         **_group_fields(args),
     }
     return {name: value for name, value in body.items() if value is not None}
+
+
+def _secrets(given: list[str] | None) -> dict[str, str] | None:
+    """``--secret NAME[=SOURCE]`` options as the body's ``secrets`` (None when none was given)."""
+    from ..secrets import parse_option
+
+    return dict(parse_option(text) for text in given) if given else None
 
 
 def in_cli_words(exc: UsageError) -> UsageError:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..job.cells import INJECTED_TAG
+from ..runtime.masking import mask
 
 
 def _mark_stopped(cell: dict[str, Any], ename: str, message: str) -> None:
@@ -39,7 +40,7 @@ def finish_output(
     Returns whether the file was rewritten."""
     target = Path(path)
     try:
-        nb = json.loads(target.read_text(encoding="utf-8"))
+        nb = json.loads(mask(target.read_text(encoding="utf-8")))  # the job's secrets never stay in it
         cells = nb["cells"]
     except (OSError, ValueError, KeyError, TypeError, RecursionError):
         return False

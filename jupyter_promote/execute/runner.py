@@ -23,7 +23,9 @@ from ..channel.wire import EscapingFormatter
 from ..models import JobRecord
 from ..rundir import RunDir
 from ..runtime.events import EventLog, EventTail
+from ..runtime.masking import mask
 from . import early_kernel
+from .masked_output import mask_notebook_writes, masked_streams
 from .output import finish_output
 from .papermill_import import import_papermill
 from .supervisor import Pulse, Supervisor
@@ -188,11 +190,11 @@ def run(run_dir: str) -> int:
     supervisor = Supervisor(run, record, log)
     signal.signal(signal.SIGTERM, lambda *_: supervisor.stop("cancelled"))
     signal.signal(signal.SIGINT, lambda *_: supervisor.stop("cancelled"))
-    with Pulse(log, record.monitor.heartbeat_s):
+    with masked_streams(), Pulse(log, record.monitor.heartbeat_s):
         state, reason, message = _execute(run, record, log, supervisor)
+        if message:
+            print(f"jupyter-promote: job {state}: {mask(message)}", file=sys.stderr, flush=True)
     log.emit("status", state=state, reason=reason, message=message, source="runner")
-    if message:
-        print(f"jupyter-promote: job {state}: {message}", file=sys.stderr, flush=True)
     return {"succeeded": 0, "cancelled": 130}.get(state, 1)
 
 
@@ -208,6 +210,7 @@ def _execute(
         # the kernel boots while papermill loads (papermill would import first, then start it)
         kernel = early_kernel.start(_kernel_name(record), str(staged.work))
         papermill = import_papermill()  # loads the "promote" entry point, i.e. .papermill_engine
+        mask_notebook_writes(str(run.output_notebook))
         from papermill.engines import papermill_engines
 
         from . import papermill_engine as engine

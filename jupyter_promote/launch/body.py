@@ -70,7 +70,8 @@ def stored_body(valid: dict[str, Any], request: PromoteRequest, settings: Promot
     stored = {**valid, "notebook": os.path.abspath(request.notebook), "target": request.target}
     resources = {**settings.default_resources, **valid.get("resources", {})}
     monitor = {**settings.monitor_defaults, **valid.get("monitor", {})}
-    return {**stored, **({"resources": resources} if resources else {}), **({"monitor": monitor} if monitor else {})}
+    filled = {"resources": resources, "monitor": monitor, "secrets": request.secrets}
+    return {**stored, **{name: value for name, value in filled.items() if value}}
 
 
 def _notebook(body: dict[str, Any], resolve: Resolve, settings: PromoteSettings) -> str:
@@ -106,6 +107,12 @@ def _kernel(body: dict[str, Any], resolve: Resolve, settings: PromoteSettings) -
 def _notify(body: dict[str, Any], resolve: Resolve, settings: PromoteSettings) -> list[str] | None:
     notify: list[str] | None = body.get("notify")
     return notify
+
+
+def _secrets(body: dict[str, Any], resolve: Resolve, settings: PromoteSettings) -> dict[str, str]:
+    from ..secrets import refs_of, stored
+
+    return stored(refs_of(body.get("secrets", {}), settings.secrets))
 
 
 def _resources(body: dict[str, Any], resolve: Resolve, settings: PromoteSettings) -> Any:
@@ -144,6 +151,7 @@ JOB_FIELDS: dict[str, FieldHandler] = {
     "deterministic": _deterministic,
     "kernel": _kernel,
     "notify": _notify,
+    "secrets": _secrets,
     "resources": _resources,
     "monitor": _monitor,
 }

@@ -97,6 +97,7 @@ class Pipeline:
         directory it created.
         """
         notebook = os.path.abspath(request.notebook)
+        secrets = _secret_values(request)  # a source that is not there is refused before anything is written
         nb = read_notebook(notebook)
         kernel = request.kernel or kernel_of(nb, request.notebook)
         try:
@@ -135,7 +136,9 @@ class Pipeline:
         except BaseException:
             _remove_run(path, created)
             raise
-        return Prepared(record, run, env, conversion.has_parameters_cell, log, created, overrides=overrides)
+        prepared = Prepared(record, run, env, conversion.has_parameters_cell, log, created, overrides=overrides)
+        prepared.secrets = secrets
+        return prepared
 
     def _image(
         self, options: ImageRequest, env: FrozenEnv, interpreter: Any, log: EventLog, run: RunDir
@@ -174,7 +177,9 @@ class Pipeline:
         """
         record, run = prepared.record, prepared.run
         try:
-            record.handle = await target.submit(record, run)
+            # a target written before secrets takes two arguments: it is given them only for a job that has some
+            given = (prepared.secrets,) if prepared.secrets else ()
+            record.handle = await target.submit(record, run, *given)
         except PromoteError:
             if prepared.remove_on_refusal:
                 _remove_run(run.path, prepared.created_dir)
@@ -236,3 +241,12 @@ class Pipeline:
 
     async def cancel(self, prepared: Prepared, target: Target) -> None:
         await target.cancel(prepared.record.handle)
+
+
+def _secret_values(request: PromoteRequest) -> dict[str, str]:
+    """The values of the secrets ``request`` asks for that the submitter reads, checked for its target."""
+    from ..secrets import check_target, refs_of, resolve
+
+    refs = refs_of(request.secrets)
+    check_target(refs, request.target)
+    return resolve(refs)

@@ -7,7 +7,7 @@ start (``attach``, the server's reconcile after a restart, a sweep's tasks).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..freeze import FrozenEnv
 from ..job.overrides import Override
@@ -27,6 +27,8 @@ class Prepared:
     remove_on_refusal: bool = True  # a target's refusal removes the run directory (not a group's task's)
     judge_alone: bool = True  # parity judged as the job ends (replicas are judged together, with the seed band)
     overrides: tuple[Override, ...] = ()  # parameters the notebook assigns again after papermill injects them
+    #: the values of the secrets the submitter read (``env:``, ``file:``): in memory only, for the target
+    secrets: dict[str, str] = field(default_factory=dict, repr=False)
 
     @classmethod
     def resume(

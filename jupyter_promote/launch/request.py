@@ -51,6 +51,7 @@ class PromoteRequest:
     sweep: dict[str, Any] | None = None  # {"id", "index", "size", "kind"} when the job is one of a group
     kernel: str | None = None  # the kernelspec to run with; None: the notebook's own
     notify: list[str] | None = None  # destinations (c.Notifications) by name; None: the configured defaults
+    secrets: dict[str, str] = field(default_factory=dict)  # variable -> source (launch/secrets.py), never a value
     owner: str = ""  # who asks: the server's current user; empty: this process's login name
     #: the JobRequest this was made from, as job.json keeps it (see launch/body.py); empty when built by hand
     body: dict[str, Any] = field(default_factory=dict)
@@ -78,6 +79,7 @@ def job_record(request: PromoteRequest, job_id: str, **resolved: Any) -> JobReco
         "deterministic": request.deterministic,
         "sweep": request.sweep,
         "notify": list(request.notify or []),
+        "secrets": dict(request.secrets),
         "owner": request.owner,
         "request": job_body(request.body, request.parameters),
         "created_at": round(time.time(), 3),

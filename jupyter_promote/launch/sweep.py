@@ -172,7 +172,9 @@ async def run_sweep(
     handles = None
     if live:
         records, runs = [j.task.record for j in live], [j.task.run for j in live]
-        handles = await target.submit_array(records, runs, sweep.path, sweep.max_parallel)
+        secrets = live[0].task.secrets  # one request's: every task's the same
+        given = (secrets,) if secrets else ()  # as Pipeline.submit gives them
+        handles = await target.submit_array(records, runs, sweep.path, sweep.max_parallel, *given)
     if handles is not None:
         for job, handle in zip(live, handles, strict=True):
             job.task.record.handle = handle

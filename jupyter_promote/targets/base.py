@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -10,6 +11,7 @@ from traitlets.config import LoggingConfigurable
 
 from ..models import JobRecord, JobState, Resources
 from ..rundir import RunDir
+from ..secrets import job_environment
 
 
 @dataclass(frozen=True)
@@ -72,12 +74,19 @@ class Target(LoggingConfigurable):
             if value is not None and key not in self.resource_support
         ]
 
-    async def submit(self, record: JobRecord, run: RunDir) -> dict[str, Any]:
-        """Start the job in ``run`` and return the handle to store in job.json."""
+    async def submit(self, record: JobRecord, run: RunDir, secrets: Mapping[str, str] | None = None) -> dict[str, Any]:
+        """Start the job in ``run`` and return the handle to store in job.json. ``secrets`` are the values of
+        the job's secrets read by the submitter (name -> value; :mod:`jupyter_promote.secrets`): delivered to
+        the job at run time, as this target can, never written where jupyter-promote keeps anything."""
         raise NotImplementedError
 
     async def submit_array(
-        self, records: list[JobRecord], runs: list[RunDir], sweep_dir: Path, max_parallel: int | None
+        self,
+        records: list[JobRecord],
+        runs: list[RunDir],
+        sweep_dir: Path,
+        max_parallel: int | None,
+        secrets: Mapping[str, str] | None = None,
     ) -> list[dict[str, Any]] | None:
         """Submit the tasks of a sweep in one go (a Slurm job array) and return their handles, in order;
         None when this target takes jobs one at a time (the sweep then submits them one by one).
@@ -105,8 +114,8 @@ class Target(LoggingConfigurable):
 def container_environment(record: JobRecord) -> dict[str, str]:
     """The job's environment in a container of its image (Docker, a Kubernetes pod): the job's own variables,
     then what the image's runner needs (a writable HOME and runtime directory, unbuffered output), and
-    ``OMP_NUM_THREADS`` from ``--cpus``."""
-    env = dict(record.env)
+    ``OMP_NUM_THREADS`` from ``--cpus``; the names of its secrets (their values are delivered apart)."""
+    env = {**record.env, **job_environment(record.secrets, {})}
     env.update({"HOME": "/tmp", "JUPYTER_RUNTIME_DIR": "/tmp/jupyter-runtime", "PYTHONUNBUFFERED": "1"})
     if record.resources.cpus:
         env["OMP_NUM_THREADS"] = str(record.resources.cpus)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from traitlets import Bool, Float, Unicode
@@ -63,7 +64,7 @@ class DockerTarget(Target):
                 )
         return super().check_resources(resources)
 
-    async def submit(self, record: JobRecord, run: RunDir) -> dict[str, Any]:
+    async def submit(self, record: JobRecord, run: RunDir, secrets: Mapping[str, str] | None = None) -> dict[str, Any]:
         from docker.types import DeviceRequest, Mount
 
         from ..image.docker_engine import client
@@ -98,7 +99,8 @@ class DockerTarget(Target):
             init=True,
             user=f"{os.getuid()}:{os.getgid()}",
             working_dir=str(run.path),
-            environment=container_environment(record),
+            # secrets by value, in the container's environment when it runs: never in an image layer
+            environment={**container_environment(record), **(secrets or {})},
             mounts=mounts,
             shm_size=self.shm_size,
             network_mode=self.network_mode,

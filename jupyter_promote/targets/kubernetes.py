@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from traitlets import Bool, Dict, Float, Int, List, Unicode
@@ -34,9 +35,17 @@ from ..models import JobRecord, JobState
 from ..rundir import RunDir
 from .base import Target, TargetStatus
 from .inputs import carry_hidden_setting
-from .kubernetes_cluster import api_message, connect, delete_job, first_line, latest_pod
+from .kubernetes_cluster import (
+    api_message,
+    check_secret_refs,
+    connect,
+    create_or_replace,
+    delete_job,
+    first_line,
+    latest_pod,
+)
 from .kubernetes_log import PodLogs
-from .kubernetes_manifest import PodSettings, job_manifest, job_name, payload_configmap
+from .kubernetes_manifest import PodSettings, job_manifest, job_name, payload_configmap, secret_manifest
 from .kubernetes_status import (
     container_state,
     ended_conditions,
@@ -162,10 +171,10 @@ class KubernetesTarget(Target):
         )
 
     # -- submit -----------------------------------------------------------------------------------------
-    async def submit(self, record: JobRecord, run: RunDir) -> dict[str, Any]:
-        return await asyncio.to_thread(self._submit, record, run)
+    async def submit(self, record: JobRecord, run: RunDir, secrets: Mapping[str, str] | None = None) -> dict[str, Any]:
+        return await asyncio.to_thread(self._submit, record, run, dict(secrets or {}))
 
-    def _submit(self, record: JobRecord, run: RunDir) -> dict[str, Any]:
+    def _submit(self, record: JobRecord, run: RunDir, secrets: dict[str, str]) -> dict[str, Any]:
         from kubernetes.client.exceptions import ApiException
 
         if not record.image:
@@ -176,17 +185,18 @@ class KubernetesTarget(Target):
         namespace, name = self._namespace, job_name(record.id)
         configmap = payload_configmap(record, run, name, self.max_inputs_kb, self.carry_hidden)
         try:
-            try:
-                core.create_namespaced_config_map(namespace, configmap)
-            except ApiException as exc:
-                if exc.status != 409:  # a payload left by an earlier attempt at this job: replaced
-                    raise
-                core.replace_namespaced_config_map(name, namespace, configmap)
+            check_secret_refs(core, namespace, record.secrets)
+            held = [("config_map", configmap)]
+            if secrets:  # the values the submitter read, in a Secret of the job's own
+                held.append(("secret", secret_manifest(record, name, secrets)))
+            for kind, body in held:
+                create_or_replace(core, kind, namespace, body)
             image = record.image.get("digest") or record.image["ref"]  # pushed: by its registry digest
             job = job_manifest(record, name, image, job_key(run.path), self._pod_settings())
             created = batch.create_namespaced_job(namespace, job)
             owner = {"apiVersion": "batch/v1", "kind": "Job", "name": name, "uid": created.metadata.uid}
-            core.patch_namespaced_config_map(name, namespace, {"metadata": {"ownerReferences": [owner]}})
+            for kind, _ in held:  # removed by the cluster with the Job
+                getattr(core, f"patch_namespaced_{kind}")(name, namespace, {"metadata": {"ownerReferences": [owner]}})
         except ApiException as exc:
             raise TargetError(
                 f"the Kubernetes cluster refused the job in namespace {namespace}: {api_message(exc)}",

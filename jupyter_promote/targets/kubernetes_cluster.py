@@ -76,3 +76,38 @@ def api_message(exc: Any) -> str:
         return str(json.loads(exc.body)["message"])[:300]
     except Exception:
         return f"{exc.status} {exc.reason}"
+
+
+def create_or_replace(core: Any, kind: str, namespace: str, body: dict[str, Any]) -> None:
+    """Create the ``kind`` (``config_map``, ``secret``) ``body`` describes; one left by an earlier attempt at
+    this job is replaced."""
+    from kubernetes.client.exceptions import ApiException
+
+    try:
+        getattr(core, f"create_namespaced_{kind}")(namespace, body)
+    except ApiException as exc:
+        if exc.status != 409:
+            raise
+        getattr(core, f"replace_namespaced_{kind}")(body["metadata"]["name"], namespace, body)
+
+
+def check_secret_refs(core: Any, namespace: str, sources: dict[str, str]) -> None:
+    """Each ``kubernetes:SECRET/KEY`` source among ``sources`` (a record's secrets) names a key of a Secret
+    in ``namespace``; else one line naming the job's variable, never a value."""
+    from kubernetes.client.exceptions import ApiException
+
+    for variable, source in sorted(sources.items()):
+        kind, _, where = source.partition(":")
+        if kind != "kubernetes":
+            continue
+        secret, key = where.split("/", 1)
+        try:
+            data = core.read_namespaced_secret(secret, namespace).data or {}
+        except ApiException as exc:
+            if exc.status == 404:
+                raise TargetError(
+                    f"secret {variable}: {source}: no Secret {secret!r} in namespace {namespace}", subject=variable
+                ) from None
+            raise
+        if key not in data:
+            raise TargetError(f"secret {variable}: {source}: Secret {secret!r} has no key {key!r}", subject=variable)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import base64
 import os
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -86,7 +86,7 @@ def job_manifest(record: JobRecord, name: str, image: str, key: bytes, settings:
         "automountServiceAccountToken": bool(settings.service_account),
         "enableServiceLinks": False,
         "terminationGracePeriodSeconds": settings.kill_grace,
-        "containers": [_container(record, image, key, settings.image_pull_policy)],
+        "containers": [_container(record, name, image, key, settings.image_pull_policy)],
         "volumes": [{"name": "job", "configMap": {"name": name}}, {"name": "run", "emptyDir": {}}],
     }
     if settings.service_account:
@@ -105,7 +105,24 @@ def job_manifest(record: JobRecord, name: str, image: str, key: bytes, settings:
     return {"apiVersion": "batch/v1", "kind": "Job", "metadata": metadata, "spec": spec}
 
 
-def _container(record: JobRecord, image: str, key: bytes, pull_policy: str) -> dict[str, Any]:
+def secret_manifest(record: JobRecord, name: str, values: Mapping[str, str]) -> dict[str, Any]:
+    """The Secret ``name`` holding the values of the job's secrets the submitter read, for its pod alone
+    (owned by the Job once it exists, so the cluster removes it with the Job)."""
+    return {"metadata": {"name": name, "labels": job_labels(record)}, "type": "Opaque", "stringData": dict(values)}
+
+
+def _secret_env(record: JobRecord, name: str) -> list[dict[str, Any]]:
+    """The job's secrets as the pod's variables, each from a Secret by reference: the job's own Secret
+    ``name`` for the values the submitter read, the Secret a ``kubernetes:SECRET/KEY`` source names."""
+    env = []
+    for variable, source in sorted(record.secrets.items()):
+        kind, _, where = source.partition(":")
+        secret, key = where.split("/", 1) if kind == "kubernetes" else (name, variable)
+        env.append({"name": variable, "valueFrom": {"secretKeyRef": {"name": secret, "key": key}}})
+    return env
+
+
+def _container(record: JobRecord, name: str, image: str, key: bytes, pull_policy: str) -> dict[str, Any]:
     """The job's one container: the runner over the mounted payload, with the job's resources as limits."""
     res = record.resources
     env = {**container_environment(record), KEY_ENV: key.hex()}  # the runner takes it before the kernel starts
@@ -122,7 +139,7 @@ def _container(record: JobRecord, image: str, key: bytes, pull_policy: str) -> d
         "imagePullPolicy": pull_policy,
         "command": [f"{RUNNER_PREFIX}/bin/python", "-m", "jupyter_promote.execute.pod", PAYLOAD_DIR],
         "workingDir": WORK_DIR,
-        "env": [{"name": k, "value": str(v)} for k, v in env.items()],
+        "env": [{"name": k, "value": str(v)} for k, v in env.items()] + _secret_env(record, name),
         "resources": {"limits": limits, "requests": {k: v for k, v in limits.items() if k != "nvidia.com/gpu"}},
         "volumeMounts": [
             {"name": "job", "mountPath": PAYLOAD_DIR, "readOnly": True},

@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import psutil
@@ -17,6 +18,7 @@ from traitlets import Float, Int, Unicode
 from ..models import JobRecord, JobState
 from ..processes import STARTED_KEY, alive, start_of, start_time
 from ..rundir import RunDir
+from ..secrets import job_environment, read_node_files
 from .base import Target, TargetStatus
 
 log = logging.getLogger("jupyter_promote")
@@ -72,8 +74,10 @@ class LocalTarget(Target):
         self._exit_codes: dict[int, int] = {}  # of the runners that ended, once reaped
         self._cancelled: set[int] = set()
 
-    async def submit(self, record: JobRecord, run: RunDir) -> dict[str, Any]:
+    async def submit(self, record: JobRecord, run: RunDir, secrets: Mapping[str, str] | None = None) -> dict[str, Any]:
         env = dict(os.environ)
+        # the job's secrets, node files included (this machine is the node): in the runner's environment only
+        env.update(job_environment(record.secrets, {**(secrets or {}), **read_node_files(record.secrets)}))
         cpus = record.resources.cpus
         if cpus:
             env["OMP_NUM_THREADS"] = str(cpus)

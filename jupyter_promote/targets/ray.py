@@ -20,12 +20,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import shlex
 import shutil
 import tempfile
-import threading
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -39,29 +38,13 @@ from ..image.shipped import INPUTS_MANIFEST, environment_folders, pack_folder
 from ..models import JobRecord, JobState
 from ..rundir import RunDir
 from ..runtime.signing import KEY_ENV
+from ..secrets import job_environment
 from .base import Target, TargetStatus
 from .inputs import carry_hidden_setting, copy_inputs
+from .ray_sdk_log import route_sdk_log, sdk_log_into
 
 #: Seconds a job Ray reports ended may still be bringing its log in before it is taken as ended.
 LOG_GRACE_S = 60.0
-_SDK_LOGGERS = ("ray.dashboard.modules", "ray._private.runtime_env", "ray.job_submission")  # off the terminal
-_LOG = logging.getLogger(__name__)
-_submitting = threading.local()  # .build_log: the build log of the job this thread submits
-
-
-class _SdkLog(logging.Handler):
-    """Ray's SDK records: into the build log of the job being submitted, and this module's log at debug."""
-
-    def emit(self, record: logging.LogRecord) -> None:
-        line = f"ray: {record.getMessage()}"
-        _LOG.debug("%s", line)
-        path = getattr(_submitting, "build_log", None)
-        if path is not None:
-            with contextlib.suppress(OSError), open(path, "a", encoding="utf-8") as log:
-                log.write(line + "\n")
-
-
-_SDK_HANDLER = _SdkLog(logging.INFO)
 
 
 class RayTarget(Target):
@@ -121,10 +104,7 @@ class RayTarget(Target):
                 from ray.job_submission import JobSubmissionClient
             except ImportError:
                 raise TargetError("the ray target needs Ray's client: pip install 'jupyter-promote[ray]'") from None
-            for name in _SDK_LOGGERS:  # its uploads and warnings, line by line: the build log's, not the terminal's
-                sdk = logging.getLogger(name)
-                sdk.handlers, sdk.propagate = [_SDK_HANDLER], False
-                sdk.setLevel(logging.INFO)
+            route_sdk_log()  # its uploads and warnings, line by line: the build log's, not the terminal's
             try:
                 self._client = JobSubmissionClient(self.address)
             except Exception as exc:
@@ -141,10 +121,10 @@ class RayTarget(Target):
         return True, None
 
     # -- submit -----------------------------------------------------------------------------------------
-    async def submit(self, record: JobRecord, run: RunDir) -> dict[str, Any]:
-        return await asyncio.to_thread(self._submit, record, run)
+    async def submit(self, record: JobRecord, run: RunDir, secrets: Mapping[str, str] | None = None) -> dict[str, Any]:
+        return await asyncio.to_thread(self._submit, record, run, dict(secrets or {}))
 
-    def _submit(self, record: JobRecord, run: RunDir) -> dict[str, Any]:
+    def _submit(self, record: JobRecord, run: RunDir, secrets: dict[str, str]) -> dict[str, Any]:
         cap = self.max_upload_mb << 20
         scratch = Path(tempfile.mkdtemp(prefix=".ray-upload-", dir=run.path))
         try:
@@ -152,14 +132,18 @@ class RayTarget(Target):
             upload, inputs = self._upload_dir(record, run, scratch, cap)
             py_modules = [*folders, *inputs] + ([_runner(scratch)] if self.ship_runner else [])
             self._check_sizes([upload, *py_modules], cap)
-            _submitting.build_log = run.build_log
-            return self._send(record, run, upload, folders[0].name, [str(f) for f in py_modules])
+            sdk_log_into(run.build_log)
+            return self._send(record, run, upload, folders[0].name, [str(f) for f in py_modules], secrets)
         finally:
-            _submitting.build_log = None
+            sdk_log_into(None)
             shutil.rmtree(scratch, ignore_errors=True)
 
-    def _send(self, record: JobRecord, run: RunDir, upload: Path, env: str, py_modules: list[str]) -> dict[str, Any]:
+    def _send(
+        self, record: JobRecord, run: RunDir, upload: Path, env: str, py_modules: list[str], secrets: dict[str, str]
+    ) -> dict[str, Any]:
         env_vars = {"PYTHONUNBUFFERED": "1", **record.env, KEY_ENV: job_key(run.path).hex()}
+        # the job's secrets in its runtime_env: whoever may read this cluster's jobs may read them (README)
+        env_vars.update(job_environment(record.secrets, secrets))
         if record.resources.cpus:
             env_vars["OMP_NUM_THREADS"] = str(record.resources.cpus)
         runtime_env = {

@@ -15,6 +15,7 @@ import re
 import shutil
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -24,7 +25,7 @@ from ..errors import TargetError
 from ..models import JobRecord
 from ..rundir import RunDir
 from .base import Target, TargetStatus
-from .slurm_script import RUNTIMES, JobScript, SiteSettings, render
+from .slurm_script import RUNTIMES, JobScript, SiteSettings, hold_secrets, render
 from .slurm_states import slurm_status, vanished_status
 
 __all__ = ["SlurmTarget", "laid_out_as_array", "slurm_status"]
@@ -153,18 +154,30 @@ class SlurmTarget(Target):
             env=env,
             array=array,
             venv_cache=self.venv_cache,
+            secrets=tuple(sorted(record.secrets)),
+            node_files=tuple(
+                (name, source.removeprefix("node-file:"))
+                for name, source in sorted(record.secrets.items())
+                if source.startswith("node-file:")
+            ),
         )
         return render(job, self.site())
 
-    async def submit(self, record: JobRecord, run: RunDir) -> dict[str, Any]:
+    async def submit(self, record: JobRecord, run: RunDir, secrets: Mapping[str, str] | None = None) -> dict[str, Any]:
         script = run.path / "job.sbatch"
         script.write_text(self.script_for(record, run))
+        hold_secrets(run.path, secrets)
         job_id = await self.sbatch_script(script, run.log, run.path)
         self._watched[job_id] = record.id
         return {"job_id": job_id}
 
     async def submit_array(
-        self, records: list[JobRecord], runs: list[RunDir], sweep_dir: Path, max_parallel: int | None
+        self,
+        records: list[JobRecord],
+        runs: list[RunDir],
+        sweep_dir: Path,
+        max_parallel: int | None,
+        secrets: Mapping[str, str] | None = None,
     ) -> list[dict[str, Any]] | None:
         """One ``sbatch --array`` for every task; each task reads its own run directory by its index."""
         if not laid_out_as_array(runs, sweep_dir):
@@ -173,6 +186,8 @@ class SlurmTarget(Target):
         array = f"0-{len(records) - 1}" + (f"%{max_parallel}" if max_parallel else "")
         script = sweep_dir / "job.sbatch"
         script.write_text(self.script_for(records[0], sweep_dir, array))
+        for run in runs:
+            hold_secrets(run.path, secrets)
         array_id = await self.sbatch_script(script, sweep_dir / "tasks" / "%a" / "job.log", sweep_dir)
         handles = [{"job_id": f"{array_id}_{i}", "array": array_id} for i in range(len(records))]
         for record, handle in zip(records, handles, strict=True):

@@ -8,14 +8,20 @@ a plain token.
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from ..errors import UsageError
 from ..models import Resources
+from ..runtime.masking import NAMES_ENV
 
+#: The file beside a job (in its run directory) holding the secrets the submitter read: 0600, read and
+#: removed by the batch script when the job starts.
+SECRETS_FILE = ".promote-secrets"
 RUNTIMES = ("none", "docker", "podman", "apptainer", "enroot")
 # what a #SBATCH value may hold: sbatch reads these lines itself (bash never does), so only whitespace and
 # line breaks could smuggle in another directive; constraint expressions keep their |&*()[]!
@@ -52,6 +58,8 @@ class JobScript:
     env: dict[str, str] = field(default_factory=dict)
     array: str = ""  # e.g. "0-99%10"
     venv_cache: str = ""
+    secrets: tuple[str, ...] = ()  # the names of the job's secrets (their values never reach the script)
+    node_files: tuple[tuple[str, str], ...] = ()  # (name, path) of the secrets read from a file on the node
 
 
 def directives(job: JobScript, site: SiteSettings) -> list[str]:
@@ -117,7 +125,9 @@ def _runner_command(job: JobScript, site: SiteSettings, run_dir: str) -> list[st
         )
     # a sweep's tasks link to the job notebook and environment in the sweep folder: mount all of it
     root = q(job.run_dir) if job.array else run_dir
-    names = set(job.env) | ({"OMP_NUM_THREADS"} if job.resources.cpus else set())
+    names = set(job.env) | ({"OMP_NUM_THREADS"} if job.resources.cpus else set()) | set(job.secrets)
+    if job.secrets:
+        names.add(NAMES_ENV)
     container = _Container(
         mounts=(f"{root}:{root}", f"{q(job.notebook_dir)}:{q(job.notebook_dir)}:ro"),
         runner="/opt/promote/runner/bin/python -m jupyter_promote.execute.runner " + run_dir,
@@ -176,6 +186,22 @@ _CONTAINER_COMMANDS: dict[str, Callable[[JobScript, str, _Container], list[str]]
 }
 
 
+def _secret_lines(job: JobScript) -> list[str]:
+    """The job's secrets into its environment: those the submitter read from the 0600 file it wrote beside
+    the job (:data:`SECRETS_FILE`, removed once read), those on the node from their files."""
+    if not job.secrets:
+        return []
+    q = shlex.quote
+    held = f'"$PROMOTE_RUN_DIR"/{SECRETS_FILE}'
+    lines = ["# the job's secrets: by reference here, their values only in the job's environment"]
+    lines.append(f"if [ -f {held} ]; then . {held}; rm -f {held}; fi")
+    for name, path in job.node_files:
+        failed = f"echo {q(f'jupyter-promote: secret {name}: node-file:{path} cannot be read on this node')} >&2"
+        lines.append(f'{name}="$(cat {q(path)})" || {{ {failed}; exit 1; }}; export {name}')
+    lines.append(f"export {NAMES_ENV}={q(','.join(sorted(job.secrets)))}")
+    return lines
+
+
 def render(job: JobScript, site: SiteSettings) -> str:
     """The whole batch script."""
     q = shlex.quote
@@ -192,6 +218,7 @@ def render(job: JobScript, site: SiteSettings) -> str:
         env["OMP_NUM_THREADS"] = str(job.resources.cpus)
     for name, value in sorted(env.items()):
         lines.append(f"export {name}={q(value)}")
+    lines += _secret_lines(job)
     lines.append('cd "$PROMOTE_RUN_DIR"')
     if site.prologue.strip():
         lines += ["# site prologue", site.prologue.strip()]
@@ -201,3 +228,16 @@ def render(job: JobScript, site: SiteSettings) -> str:
         lines += ["# site epilogue", site.epilogue.strip()]
     lines.append("exit $status")
     return "\n".join(lines) + "\n"
+
+
+def hold_secrets(run_dir: Path, secrets: Mapping[str, str] | None) -> None:
+    """The values of a job's secrets, as shell assignments in a file only its owner can read, beside the job:
+    the batch script reads it on the node and removes it (a shared filesystem carries it, nothing else)."""
+    if not secrets:
+        return
+    text = "".join(f"export {name}={shlex.quote(value)}\n" for name, value in sorted(secrets.items()))
+    path = run_dir / SECRETS_FILE
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        os.fchmod(f.fileno(), 0o600)
+        f.write(text)

@@ -660,6 +660,10 @@ export interface components {
       deterministic?: boolean;
       /** @description Destinations (c.Notifications.destinations) told when the job ends or raises an alert; [] for none; absent: the server's c.Notifications.defaults. */
       notify?: string[];
+      /** @description Environment variables the job gets from a source, by reference: variable -> env:VAR (the server's environment), file:PATH (the server's), kubernetes:SECRET/KEY, node-file:PATH (where the job runs). Merged over c.PromoteSettings.secrets. Values are read at submit and never stored; what the job prints of them is masked. */
+      secrets?: {
+        [key: string]: string;
+      };
       /** @description Run one job per parameter set: a grid {name: [values]} (every combination) or a list of parameter sets; each set is merged over `parameters`. */
       sweep?:
         | {

@@ -1,0 +1,173 @@
+"""Secrets by reference: where a job's credentials come from, never what they are.
+
+A job asks for secrets as ``NAME -> SOURCE`` (``--secret NAME[=SOURCE]``, ``secrets`` in a request body,
+``c.PromoteSettings.secrets``); NAME is the environment variable the job reads. The sources:
+
+- ``env:VAR``: a variable of the submitter's environment (the default: ``--secret HF_TOKEN`` is
+  ``env:HF_TOKEN``); read when the job is submitted;
+- ``file:PATH``: a file of the submitter's (its content, one trailing newline dropped); read when submitted;
+- ``kubernetes:SECRET/KEY``: a key of a Kubernetes Secret in the job's namespace; never read by
+  jupyter-promote: the pod gets it through ``secretKeyRef`` (the kubernetes target only);
+- ``node-file:PATH``: a file where the job runs (a Slurm node's, readable only by its owner); read by the
+  job's batch script when it starts (the slurm and local targets).
+
+The references are what job.json, the request and events keep; values live only in the submitting process
+and reach the job at run time, as each target delivers them (see the targets). No error names a value.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import UsageError
+from .runtime.masking import MIN_MASKED, NAMES_ENV
+
+#: The kinds of source, and the targets that deliver each (None: every target).
+KINDS: dict[str, tuple[str, ...] | None] = {
+    "env": None,
+    "file": None,
+    "kubernetes": ("kubernetes",),
+    "node-file": ("slurm", "local"),
+}
+#: The most secrets one job may ask for, and the largest value (bytes) carried by value.
+MAX_SECRETS = 64
+MAX_VALUE_BYTES = 64 << 10
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_KUBE_NAME = re.compile(r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[-._a-zA-Z0-9]+")
+#: Names the job's runner and runtime set themselves: a secret may not take them over.
+_RESERVED = ("PROMOTE_", "JUPYTER_PROMOTE_", "PATH", "HOME", "PYTHONPATH", "LD_")
+
+
+@dataclass(frozen=True)
+class SecretRef:
+    """One secret: the variable ``name`` the job reads, from ``kind`` at ``where``."""
+
+    name: str
+    kind: str
+    where: str
+
+    @property
+    def source(self) -> str:
+        return f"{self.kind}:{self.where}"
+
+    @property
+    def by_value(self) -> bool:
+        """Whether the submitter reads it and hands the value to the target (else the target refers to it)."""
+        return self.kind in ("env", "file")
+
+
+def _refused(name: str, reason: str, field: str = "secrets") -> UsageError:
+    return UsageError(
+        f"secret {name}: {reason}", subject=name, field=f"{field}.{name}" if _NAME.fullmatch(name) else field
+    )
+
+
+def parse_ref(name: str, source: object) -> SecretRef:
+    """``name -> source`` as a :class:`SecretRef`; a one-line error naming the secret when either is wrong."""
+    if not _NAME.fullmatch(name):
+        raise _refused(name, "not an environment variable's name (letters, digits and '_')")
+    if name.startswith(_RESERVED[:2]) or name in _RESERVED[2:5] or name.startswith(_RESERVED[5]):
+        raise _refused(name, "jupyter-promote sets this variable itself; name the secret otherwise")
+    if not isinstance(source, str) or not source:
+        raise _refused(
+            name, "give its source as KIND:WHERE (env:VAR, file:PATH, kubernetes:SECRET/KEY, node-file:PATH)"
+        )
+    kind, sep, where = source.partition(":")
+    if not sep or kind not in KINDS:
+        raise _refused(name, f"source {kind!r} is not one of {', '.join(k + ':' for k in KINDS)}")
+    if not where:
+        raise _refused(name, f"{kind}: names nothing")
+    if kind == "env" and not _NAME.fullmatch(where):
+        raise _refused(name, f"env:{where} is not an environment variable's name")
+    if kind == "kubernetes" and not _KUBE_NAME.fullmatch(where):
+        raise _refused(name, f"kubernetes:{where} is not SECRET/KEY (a Secret's name and one of its keys)")
+    if kind in ("file", "node-file") and not os.path.isabs(os.path.expanduser(where)):
+        raise _refused(name, f"{kind}:{where} is not an absolute path")
+    return SecretRef(name, kind, where)
+
+
+def parse_option(text: str) -> tuple[str, str]:
+    """``--secret NAME[=SOURCE]`` as (name, source); the source defaults to ``env:NAME``."""
+    name, sep, source = text.partition("=")
+    return name.strip(), source.strip() if sep else f"env:{name.strip()}"
+
+
+def refs_of(asked: Mapping[str, object], defaults: Mapping[str, object] = {}) -> dict[str, SecretRef]:
+    """The secrets a job asks for: ``defaults`` (the site's ``c.PromoteSettings.secrets``) under ``asked``."""
+    merged = {**defaults, **asked}
+    if len(merged) > MAX_SECRETS:
+        raise UsageError(f"secrets: {len(merged)} asked for, at most {MAX_SECRETS}", subject="secrets", field="secrets")
+    return {name: parse_ref(name, source) for name, source in merged.items()}
+
+
+def check_target(refs: Mapping[str, SecretRef], target: str) -> None:
+    """Refuses a source ``target`` cannot deliver."""
+    for ref in refs.values():
+        allowed = KINDS[ref.kind]
+        if allowed is not None and target not in allowed:
+            raise _refused(ref.name, f"{ref.kind}: sources reach jobs on {' and '.join(allowed)} only, not on {target}")
+
+
+def _read_file(ref: SecretRef) -> str:
+    path = Path(os.path.expanduser(ref.where))
+    kind = ref.kind
+    try:
+        if path.stat().st_size > MAX_VALUE_BYTES:
+            raise _refused(ref.name, f"{kind}:{ref.where} is larger than {MAX_VALUE_BYTES >> 10} KiB")
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise _refused(ref.name, f"{kind}:{ref.where} does not exist") from None
+    except IsADirectoryError:
+        raise _refused(ref.name, f"{kind}:{ref.where} is a folder") from None
+    except OSError as exc:
+        raise _refused(ref.name, f"{kind}:{ref.where} cannot be read ({exc.strerror or type(exc).__name__})") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise _refused(ref.name, f"{kind}:{ref.where} is not UTF-8 text") from None
+    return text[:-1] if text.endswith("\n") else text
+
+
+def resolve(refs: Mapping[str, SecretRef], environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The values of the secrets the submitter reads (``env:`` and ``file:``), name -> value. Refused when a
+    source is not there, or when a value is too short to be masked in what the job prints."""
+    env = os.environ if environ is None else environ
+    values: dict[str, str] = {}
+    for ref in refs.values():
+        if ref.kind == "env":
+            if ref.where not in env:
+                raise _refused(ref.name, f"env:{ref.where} is not set in the environment jupyter-promote runs in")
+            value = env[ref.where]
+        elif ref.kind == "file":
+            value = _read_file(ref)
+        else:
+            continue
+        if len(value) < MIN_MASKED:
+            raise _refused(ref.name, f"{ref.source} holds a value shorter than {MIN_MASKED} characters")
+        if "\0" in value:
+            raise _refused(ref.name, f"{ref.source} holds a NUL character, which no environment variable can")
+        values[ref.name] = value
+    return values
+
+
+def job_environment(names: Iterable[str], values: Mapping[str, str]) -> dict[str, str]:
+    """What a job's process gets for its secrets ``names``: the ``values`` delivered by value, and the
+    variable that tells the job which of its variables are secrets (to mask); empty without any."""
+    listed = sorted(names)
+    return {**values, NAMES_ENV: ",".join(listed)} if listed else {}
+
+
+def read_node_files(sources: Mapping[str, str]) -> dict[str, str]:
+    """The values of the ``node-file:`` secrets among ``sources`` (a record's), read where the job runs: by
+    a target whose jobs run on this machine (local)."""
+    refs = {name: parse_ref(name, source) for name, source in sources.items()}
+    return {ref.name: _read_file(ref) for ref in refs.values() if ref.kind == "node-file"}
+
+
+def stored(refs: Mapping[str, SecretRef]) -> dict[str, str]:
+    """The references as job.json keeps them: name -> source."""
+    return {name: ref.source for name, ref in sorted(refs.items())}
