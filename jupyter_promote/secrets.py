@@ -171,3 +171,27 @@ def read_node_files(sources: Mapping[str, str]) -> dict[str, str]:
 def stored(refs: Mapping[str, SecretRef]) -> dict[str, str]:
     """The references as job.json keeps them: name -> source."""
     return {name: ref.source for name, ref in sorted(refs.items())}
+
+
+def availability(
+    refs: Mapping[str, SecretRef], target: str, environ: Mapping[str, str] | None = None
+) -> dict[str, str | None]:
+    """For the pre-flight check: each secret -> why it will not be there on ``target`` (None: it will, as
+    far as can be told here; a Kubernetes Secret is looked up when the job is submitted, a node's file read
+    when the job starts)."""
+    env = os.environ if environ is None else environ
+    found: dict[str, str | None] = {}
+    for name, ref in refs.items():
+        allowed = KINDS[ref.kind]
+        problem: str | None = None
+        if allowed is not None and target not in allowed:
+            problem = f"{ref.kind}: sources reach jobs on {' and '.join(allowed)} only, not on {target}"
+        elif ref.kind == "env" and ref.where not in env:
+            problem = f"env:{ref.where} is not set here"
+        elif ref.kind == "file":
+            try:
+                _read_file(ref)
+            except UsageError as exc:
+                problem = exc.message.removeprefix(f"secret {name}: ")
+        found[name] = problem
+    return found

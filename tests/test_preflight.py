@@ -80,7 +80,7 @@ def test_laptop_notebook_warns_of_installs_paths_environment_and_cuda() -> None:
         ("path", 2),
         ("path", 2),
         ("env", 2),
-        ("env", 2),
+        ("secret", 2),
         ("gpu", 3),
         ("path", 4),
     ]
@@ -89,8 +89,10 @@ def test_laptop_notebook_warns_of_installs_paths_environment_and_cuda() -> None:
     assert "'~' is the job's home, not yours" in messages
     assert "path '../shared/vocab.json' leaves the notebook's folder" in messages
     assert (
-        "reads environment variable 'HF_TOKEN', which is not carried into the job (allowed: OMP_NUM_THREADS" in messages
+        "reads environment variable 'WANDB_PROJECT', which is not carried into the job (allowed: OMP_NUM_THREADS"
+        in messages
     )
+    assert "reads environment variable 'HF_TOKEN', a credential, which is never carried by value" in messages
     assert "cell 3: uses CUDA ('.cuda()') but the job requests no GPU (--gpus N)" in messages
     assert "/tmp/scratch.txt" not in messages
 
@@ -349,7 +351,7 @@ def test_strings_that_are_not_foreign_paths_are_not_reported() -> None:
 def test_environment_reads_outside_the_allowlist_are_reported() -> None:
     # Given reads of environment variables by subscript, .get, getenv and `in`
     nb = notebook(
-        "import os\nkey = os.environ['WANDB_API_KEY']\nregion = os.environ.get('AWS_REGION', 'eu')",
+        "import os\nkey = os.environ['WANDB_PROJECT']\nregion = os.environ.get('AWS_REGION', 'eu')",
         "from os import environ, getenv\ndebug = getenv('DEBUG')\nif 'HF_HOME' in environ:\n    pass",
     )
 
@@ -360,13 +362,13 @@ def test_environment_reads_outside_the_allowlist_are_reported() -> None:
 
     # Then each name is reported once, on its cell, with the allowlist named briefly
     assert [(cell, message.split("'")[1]) for cell, message in findings] == [
-        (1, "WANDB_API_KEY"),
+        (1, "WANDB_PROJECT"),
         (1, "AWS_REGION"),
         (2, "DEBUG"),
         (2, "HF_HOME"),
     ]
     assert findings[0][1] == (
-        "cell 1: reads environment variable 'WANDB_API_KEY', which is not carried into the job "
+        "cell 1: reads environment variable 'WANDB_PROJECT', which is not carried into the job "
         "(allowed: LANG, LC_ALL, MKL_NUM_THREADS, PYTHONHASHSEED, ...; set PromoteSettings.env_allowlist)"
     )
 
@@ -441,7 +443,7 @@ def test_findings_serialize_and_format_one_line_each() -> None:
         "error: cell 1: name 'P' is used before any earlier cell defines it (cell 2 defines it)"
     ]
     assert findings[0].to_json() == {"kind": "undefined", "message": findings[0].message, "cell": 1, "fails": True}
-    assert set(KINDS) == {"order", "never_run", "syntax", "undefined", "install", "path", "env", "gpu"}
+    assert set(KINDS) == {"order", "never_run", "syntax", "undefined", "install", "path", "env", "secret", "gpu"}
 
 
 # --- no false alarms (issue 24) -----------------------------------------------------------------------------------

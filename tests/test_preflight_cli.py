@@ -92,9 +92,9 @@ def test_local_carries_the_environment_so_check_and_strict_say_nothing(cli, tmp_
     # Then nothing is reported and nothing refused
     assert checked.returncode == 0 and "nothing to report" in checked.stdout, checked.stdout
     assert run.returncode == 0 and "not carried" not in run.stderr, run.stderr
-    # and on a target that carries only the allowlist, the read is reported
+    # and on a target that carries only the allowlist, the read is reported: a credential, given only as a secret
     docker = cli("check", notebook, "--PromoteSettings.default_target=docker")
-    assert docker.returncode == 1 and "'WANDB_API_KEY', which is not carried" in docker.stdout
+    assert docker.returncode == 1 and "'WANDB_API_KEY', a credential, which is never carried by value" in docker.stdout
 
 
 def test_an_allowlist_on_the_command_line_extends_the_defaults(cli, tmp_path):

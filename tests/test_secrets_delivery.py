@@ -195,3 +195,31 @@ def test_a_failure_that_names_the_secret_is_reported_masked(cli, small_kernel, t
     run = cli.only_run()
     assert job(run)["message"].endswith(f"failed: ValueError: rejected token {MASK}"), job(run)["message"]
     assert leaks(run, value) == [] and value not in result.stdout + result.stderr
+
+
+def test_check_says_which_secrets_a_notebook_reads_and_whether_each_will_be_there(cli, tmp_path):
+    """As a new user tried it: HF_TOKEN in env_allowlist was dropped without a word; now check says so."""
+    nb = on_kernel(
+        NOTEBOOKS / "smoke.ipynb",
+        SMALL_KERNEL,
+        tmp_path / "nb",
+        ["import os\ntoken = os.environ['HF_TOKEN']\npassword = os.getenv('DB_PASSWORD')"],
+    )
+    allowlisted = cli("check", str(nb), "--target", "docker", "--PromoteSettings.env_allowlist=HF_TOKEN")
+    assert allowlisted.returncode == 1
+    assert "reads environment variable 'HF_TOKEN', a credential, which is never carried by value" in allowlisted.stdout
+    given = cli(
+        "check",
+        str(nb),
+        "--target",
+        "docker",
+        "--secret",
+        "HF_TOKEN",
+        "--secret",
+        "DB_PASSWORD=kubernetes:db/password",
+        env={"HF_TOKEN": "hf_" + uuid.uuid4().hex},
+    )
+    assert given.returncode == 1, given.stdout
+    assert "reads the secrets DB_PASSWORD, HF_TOKEN (given by reference)" in given.stdout
+    assert "'DB_PASSWORD', which will not be there: kubernetes: sources reach jobs on kubernetes only" in given.stdout
+    assert "'HF_TOKEN'" not in given.stdout.split("(given by reference)")[1]  # set here: nothing to report

@@ -359,7 +359,7 @@ async def test_the_preview_judges_environment_reads_for_the_target_the_dialog_as
 
     async def env_findings(**target):
         _, preview = await api(jp_fetch, "freeze", method="POST", body={"notebook": "reads_env.ipynb", **target})
-        return [f["message"] for f in preview["check"]["findings"] if f["kind"] == "env"]
+        return [f["message"] for f in preview["check"]["findings"] if f["kind"] in ("env", "secret")]
 
     # When the dialog previews it for local (the default target, and named), and for docker
     # Then local carries the whole environment (nothing to report, as `check --target local` says), docker does not

@@ -22,15 +22,33 @@ if TYPE_CHECKING:
     from ..rundir import RunDir
 
 
-def notebook_findings(notebook: str, gpus: int | None, ctx: CommandContext, target: str | None = None) -> list[Any]:
+def notebook_findings(
+    notebook: str,
+    gpus: int | None,
+    ctx: CommandContext,
+    target: str | None = None,
+    secrets: list[str] | None = None,
+    secrets_read: set[str] | None = None,
+) -> list[Any]:
     """The pre-flight findings of a saved notebook (for ``check`` and before ``run``/``sweep``) as a job on
-    ``target`` (default: the default target) would run it."""
+    ``target`` (default: the default target) with ``secrets`` (``--secret`` options) would run it; the
+    names of the secrets it reads go into ``secrets_read``."""
     from ..job.notebook import read_notebook
     from ..preflight import WHOLE_ENVIRONMENT_TARGETS, check_notebook
+    from ..secrets import availability, parse_option, refs_of
 
     nb = read_notebook(os.path.abspath(notebook))
-    whole = (target or ctx.settings.default_target) in WHOLE_ENVIRONMENT_TARGETS
-    return check_notebook(nb, gpus=gpus, env_allowlist=ctx.settings.env_allowlist, whole_environment=whole)
+    target = target or ctx.settings.default_target
+    whole = target in WHOLE_ENVIRONMENT_TARGETS
+    refs = refs_of(dict(parse_option(text) for text in secrets or ()), ctx.settings.secrets)
+    return check_notebook(
+        nb,
+        gpus=gpus,
+        env_allowlist=ctx.settings.env_allowlist,
+        whole_environment=whole,
+        secrets=availability(refs, target),
+        secrets_read=secrets_read,
+    )
 
 
 def cmd_check(args: argparse.Namespace, ctx: CommandContext) -> int:
@@ -40,7 +58,10 @@ def cmd_check(args: argparse.Namespace, ctx: CommandContext) -> int:
     from ..preflight import format_findings
 
     kernel_of(read_notebook(os.path.abspath(args.notebook)), args.notebook)
-    findings = notebook_findings(args.notebook, args.gpus, ctx, getattr(args, "target", None))
+    read: set[str] = set()
+    findings = notebook_findings(args.notebook, args.gpus, ctx, args.target, args.secret, read)
+    if read and not args.json:
+        print(f"{args.notebook}: reads the secrets {', '.join(sorted(read))} (given by reference)")
     if args.json:
         print(json.dumps([f.to_json() for f in findings], indent=2))
     elif findings:

@@ -202,6 +202,8 @@ def _check(sub: Commands) -> _Parser:
         "--gpus", type=int, default=None, metavar="N", help="the GPUs the job would request (default: none)"
     )
     check.add_argument("--json", action="store_true", help="print the findings as JSON")
+    check.add_argument("--target", help="the target the job would run on (default: the default target)")
+    secret_options(check)
     return check
 
 

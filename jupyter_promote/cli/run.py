@@ -115,7 +115,7 @@ def _preflight(args: argparse.Namespace, ctx: CommandContext) -> None:
     from .inspect import notebook_findings
 
     gpus = int(args.gpus) if getattr(args, "gpus", None) and str(args.gpus).isdigit() else None
-    findings = notebook_findings(args.notebook, gpus, ctx, getattr(args, "target", None))
+    findings = notebook_findings(args.notebook, gpus, ctx, getattr(args, "target", None), args.secret)
     for line in format_findings(findings):
         say(line)
     if findings and args.strict:

@@ -27,6 +27,8 @@ def check_notebook(
     gpus: int | None = None,
     env_allowlist: Iterable[str] = (),
     whole_environment: bool = False,
+    secrets: Mapping[str, str | None] | None = None,
+    secrets_read: set[str] | None = None,
 ) -> list[Finding]:
     """Report what will differ when the notebook runs as a job, statically (no cell is run).
 
@@ -40,6 +42,11 @@ def check_notebook(
         Environment variables carried into the job.
     whole_environment
         Whether the target carries the submitter's whole environment (``local``): no read is reported.
+    secrets
+        The job's secrets: name -> why it will not be there on the target (None: it will); a read of one
+        that will not be there is reported, and (but on ``local``) a credential's name read that is not one.
+    secrets_read
+        Filled with the names of the secrets the notebook reads.
 
     Returns
     -------
@@ -65,7 +72,7 @@ def check_notebook(
         except (RecursionError, MemoryError):
             findings.append(Finding("syntax", f"cell {number}: nested too deeply to check; not checked", number))
             continue
-        hazards = Hazards(number, allowed, check_gpu=not gpus)
+        hazards = Hazards(number, allowed, check_gpu=not gpus, secrets=secrets)
         try:
             hazards.visit(tree)
         except RecursionError:  # an expression thousands of terms long: the rest of the notebook is still checked
@@ -73,6 +80,8 @@ def check_notebook(
             findings.append(Finding("syntax", f"cell {number}: nested too deeply to check; not checked", number))
             continue
         findings += hazards.found.values()
+        if secrets_read is not None:
+            secrets_read |= hazards.secrets_read
     try:
         findings += undefined_names(trees)
     except RecursionError:

@@ -8,12 +8,15 @@ from dataclasses import dataclass
 from typing import Any
 
 #: Every ``Finding.kind``, in the order the findings of one cell are listed.
-KINDS = ("order", "never_run", "syntax", "undefined", "install", "path", "env", "gpu")
+KINDS = ("order", "never_run", "syntax", "undefined", "install", "path", "env", "secret", "gpu")
 
 IPYTHON = {"In", "Out", "get_ipython", "display", "exit", "quit", "_", "__", "___", "_i", "_ii", "_iii", "_ih", "_oh"}
 KNOWN = frozenset(dir(builtins)) | IPYTHON | {"_dh"}
 HISTORY = re.compile(r"_i?\d+$")  # _5, _i5: IPython's output and input history
 ENV_PRESENT = ("HOME", "USER", "LOGNAME", "PATH", "PWD", "TMPDIR", "HOSTNAME", "SHELL")
+#: Words in a variable's name that make it a credential: never carried by value (freeze/introspect.py),
+#: only as a secret (--secret).
+CREDENTIAL_WORDS = ("TOKEN", "SECRET", "PASSWORD", "PASSWD", "KEY", "CREDENTIAL", "AUTH")
 ENV_SET_BY_TARGET = ("CUDA_VISIBLE_DEVICES", "OMP_NUM_THREADS", "SLURM_", "PROMOTE_", "JUPYTER_")
 SCRATCH_DIRS = ("tmp", "dev", "proc", "sys")
 NOT_A_PATH = re.compile(r"[\s\\^$*+?()\[\]{}|<>%]|://")  # whitespace, regex or format syntax, URLs

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import ast
+from collections.abc import Mapping
 
-from .findings import ENV_PRESENT, ENV_SET_BY_TARGET, NOT_A_PATH, RELATIVE, SCRATCH_DIRS, Finding
+from .findings import CREDENTIAL_WORDS, ENV_PRESENT, ENV_SET_BY_TARGET, NOT_A_PATH, RELATIVE, SCRATCH_DIRS, Finding
 
 
 def _path_problem(text: str) -> str | None:
@@ -53,8 +54,18 @@ def _is_environ(node: ast.AST) -> bool:
 class Hazards(ast.NodeVisitor):
     """Paths, environment reads and CUDA uses anywhere in one cell, function bodies included."""
 
-    def __init__(self, cell: int, allowed: frozenset[str] | None, *, check_gpu: bool) -> None:
+    def __init__(
+        self,
+        cell: int,
+        allowed: frozenset[str] | None,
+        *,
+        check_gpu: bool,
+        secrets: Mapping[str, str | None] | None = None,
+    ) -> None:
         self.cell, self.allowed, self.check_gpu = cell, allowed, check_gpu  # allowed None: every variable is carried
+        #: the job's secrets: name -> why it will not be there (None: it will)
+        self.secrets = dict(secrets or {})
+        self.secrets_read: set[str] = set()
         self.found: dict[tuple[str, str], Finding] = {}  # one per message, one "gpu" per cell
         self.guarded = 0  # inside `if torch.cuda.is_available():` or `... if ....is_available() else ...`
 
@@ -104,6 +115,16 @@ class Hazards(ast.NodeVisitor):
         if not isinstance(key, ast.Constant) or not isinstance(key.value, str):
             return
         name = key.value
+        if name in self.secrets:
+            self.secrets_read.add(name)
+            if (problem := self.secrets[name]) is not None:
+                self.add("secret", f"reads secret '{name}', which will not be there: {problem}")
+            return
+        credential = any(word in name.upper() for word in CREDENTIAL_WORDS)
+        if credential and self.allowed is not None and not name.startswith(ENV_SET_BY_TARGET):
+            text = f"reads environment variable '{name}', a credential, which is never carried by value"
+            self.add("secret", f"{text} (give it to the job by reference: --secret {name}[=SOURCE])")
+            return
         if self.allowed is None or name in self.allowed or name in ENV_PRESENT or name.startswith(ENV_SET_BY_TARGET):
             return  # carried, always there, or set by the target itself
         allowed = ", ".join(sorted(self.allowed)[:4]) + (", ..." if len(self.allowed) > 4 else "")
