@@ -6,11 +6,14 @@ This module holds only the Jupyter extension entry points and the public in-job 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._version import __version__
 
-__all__ = ["__version__", "report"]
+if TYPE_CHECKING:
+    from pathlib import Path
+
+__all__ = ["__version__", "attempt", "checkpoint_dir", "report"]
 
 
 def report(tolerance: dict[str, Any] | None = None, **metrics: Any) -> dict[str, float]:
@@ -22,6 +25,22 @@ def report(tolerance: dict[str, Any] | None = None, **metrics: Any) -> dict[str,
     from .runtime.report import report as _report
 
     return _report(tolerance=tolerance, **metrics)
+
+
+def checkpoint_dir() -> Path:
+    """A folder for this job's checkpoints that survives its attempts (``--retries``): save there, and load
+    from there when it holds something, and a job started again after its node was lost continues from its
+    last checkpoint. Empty for a new job; a fresh temporary folder in an interactive session."""
+    from .runtime.checkpoints import checkpoint_dir as _checkpoint_dir
+
+    return _checkpoint_dir()
+
+
+def attempt() -> int:
+    """Which attempt of the job this is: 1, then 2, 3, ... once the infrastructure failed it."""
+    from .runtime.checkpoints import attempt as _attempt
+
+    return _attempt()
 
 
 def _jupyter_labextension_paths() -> list[dict[str, str]]:

@@ -46,6 +46,13 @@ class PromoteSettings(Configurable):
         "own (--secret) override them. Values are read when a job is submitted and never stored.",
     ).tag(config=True)
 
+    retry_backoff_s = Float(
+        5.0,
+        min=0.0,
+        help="Seconds before a job asking for --retries is started again after an infrastructure failure "
+        "(preempted, evicted, its node or its target lost); doubled for each attempt after the second, at most 300.",
+    ).tag(config=True)
+
     poll_interval = Float(0.1, help="Seconds between polls of a target while following a job.").tag(config=True)
     enabled_targets = List(Unicode(), help="Targets offered to users (by name); empty: every installed target.").tag(
         config=True

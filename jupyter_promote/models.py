@@ -165,6 +165,8 @@ class JobRecord:
     artifacts: list[dict[str, Any]] = field(default_factory=list)  # files the job wrote: {"path", "size"} in work/
     notify: list[str] = field(default_factory=list)  # the destinations (c.Notifications) told of its end and alerts
     secrets: dict[str, str] = field(default_factory=dict)  # variable -> source (a reference, never the value)
+    retries: int = 0  # attempts after the first for infrastructure failures (launch/retry.py)
+    attempt: int = 1  # the attempt the job is in
     owner: str = ""  # who promoted it: the server's current user, or the CLI's login name
     #: the JobRequest (server/openapi.yaml) as validated and normalized: what a rerun asks for again
     #: (launch/body.py rerun_request); empty in records written before it was kept

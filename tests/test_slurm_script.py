@@ -24,6 +24,9 @@ JOB = JobScript(
     image="registry.example.com:5000/promote@sha256:" + "cd" * 32,
     env={"OMP_NUM_THREADS": "4", "PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"},
     venv_cache="/shared/cache/venvs",
+    secrets=("DB_PASSWORD", "HF_TOKEN"),
+    node_files=(("DB_PASSWORD", "/home/me/.db password"),),
+    retries=2,
 )
 SITE = SiteSettings(
     partition="gpu",

@@ -85,6 +85,17 @@ def monitor_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def retry_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--retries",
+        type=int,
+        default=None,
+        metavar="N",
+        help="start the job again, up to N times, when the infrastructure fails it (preempted, evicted, its node "
+        "or its target lost); never for the notebook's own errors, NaN or OOM (default 0)",
+    )
+
+
 def secret_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--secret",

@@ -21,6 +21,7 @@ from .options import (
     parameter_options,
     preflight_options,
     resource_options,
+    retry_options,
     secret_options,
 )
 
@@ -129,6 +130,7 @@ def _run(sub: Commands) -> _Parser:
     )
     monitor_options(run)
     secret_options(run)
+    retry_options(run)
     notify_options(run)
     image_options(run)
     return run
@@ -167,6 +169,7 @@ def _sweep(sub: Commands) -> _Parser:
     )
     monitor_options(sweep)
     secret_options(sweep)
+    retry_options(sweep)
     notify_options(sweep)
     image_options(sweep)
     return sweep

@@ -28,6 +28,7 @@ _FLAG_OF_FIELD = {
     "target": "--target",
     "notify": "--notify",
     "secrets": "--secret",
+    "retries": "--retries",
 }
 
 
@@ -142,6 +143,7 @@ def request_body(args: argparse.Namespace) -> dict[str, Any]:
         "deterministic": args.deterministic,
         "notify": args.notify,
         "secrets": _secrets(args.secret),
+        "retries": args.retries,
         **_group_fields(args),
     }
     return {name: value for name, value in body.items() if value is not None}

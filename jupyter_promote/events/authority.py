@@ -20,7 +20,10 @@ from ..runtime.events import read_events
 from ..runtime.signing import read_key, signed_by
 
 _FINAL = ("succeeded", "failed", "cancelled")
-FORGED = "a final status its runner did not sign (the notebook's own line? only the runner says how a job ended)"
+FORGED = (
+    "a final status (or an attempt) its runner or submitter did not sign (the notebook's own line? only they say "
+    "how a job ended, and whether it starts again)"
+)
 
 
 class FinalStateRule:
@@ -33,7 +36,8 @@ class FinalStateRule:
 
     def why(self, event: dict[str, Any]) -> str | None:
         """Why ``event`` may not end the job (one line), or None."""
-        if event.get("type") != "status" or event.get("state") not in _FINAL:
+        final = event.get("type") == "status" and event.get("state") in _FINAL
+        if not final and event.get("type") != "attempt":  # an attempt starts an ended job again
             return None
         if self.key is None:
             self.key = read_key(self.run_dir)

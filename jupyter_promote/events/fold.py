@@ -87,6 +87,7 @@ _FIELDS: dict[str, tuple[tuple[str, _Check, str], ...]] = {
     "gpu": (("devices", _devices, "a list of objects"),),
     "alert": (("kind", _text, "a string"), ("message", *_TEXT)),
     "artifacts": (("files", _files, "a list of {path: string, size: whole number >= 0}"),),
+    "attempt": (("number", _optional(lambda v: _count(v) and v >= 1), "a whole number >= 1"), *(("reason", *_TEXT),)),
 }
 
 
@@ -147,6 +148,8 @@ class JobView:
     #: the stages so far, each {"name", "start", "end"} (end None while in it): freezing, building, ...
     stages: list[dict[str, Any]] = field(default_factory=list)
     image: dict[str, Any] | None = None
+    #: which attempt the job is in (1, or more once an infrastructure failure was retried: ``attempt`` events)
+    attempt: int = 1
 
     @property
     def stage(self) -> str | None:
@@ -199,6 +202,18 @@ class JobView:
             self.metrics.update(event.get("metrics", {}))
         elif kind == "artifacts":
             self.artifacts = list(event.get("files") or [])
+        elif kind == "attempt":
+            self._attempt(event)
+
+    def _attempt(self, event: dict[str, Any]) -> None:
+        """The job starts again after an infrastructure failure (its submitter's word, signed): queued once
+        more, its progress from zero; its alerts and metrics so far are kept."""
+        self.attempt = int(event.get("number") or self.attempt + 1)
+        self.state, self.reason, self.message = JobState.QUEUED, "retrying", event.get("message")
+        self.finished_at, self.failed_cell = None, None
+        self.cell_number, self.cell_source, self.cells_done = None, None, 0
+        self.steps, self.steps_per_s = 0, None
+        self._enter("queued", event["ts"])
 
     def _cell(self, event: dict[str, Any]) -> None:
         """Cells are the notebook's own code cells, numbered from 1, whatever the runner injected."""
@@ -238,6 +253,7 @@ class JobView:
             "finished_at": self.finished_at,
             "artifacts": [{"path": a["path"], "size": a["size"]} for a in self.artifacts],
             "image": self.image,
+            "attempt": self.attempt,
         }
 
     def update(self, record: JobRecord) -> None:
@@ -247,6 +263,7 @@ class JobView:
         record.finished_at = self.finished_at
         record.metrics = dict(self.metrics)
         record.artifacts = list(self.artifacts)
+        record.attempt = self.attempt
 
     def fold(self, events: list[dict[str, Any]]) -> JobView:
         for event in events:

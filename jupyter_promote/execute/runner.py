@@ -24,24 +24,13 @@ from ..models import JobRecord
 from ..rundir import RunDir
 from ..runtime.events import EventLog, EventTail
 from ..runtime.masking import mask
-from . import early_kernel
+from . import attempts, early_kernel
 from .masked_output import mask_notebook_writes, masked_streams
+from .outcome import outcome
 from .output import finish_output
 from .papermill_import import import_papermill
 from .supervisor import Pulse, Supervisor
 from .workdir import StagedInputs, artifacts, stage
-
-_MEMORY_ERRORS = {"OutOfMemoryError", "MemoryError"}
-
-
-def _check_failures() -> dict[str, str]:
-    """The exception each monitor check raises into the user's code, by name -> the check's declared reason:
-    a job stopped by one whose alert never reached the events (or raised by the notebook itself) says why."""
-    from ..runtime.checks import CheckFailure, load_checks
-
-    checks = load_checks().checks
-    return {c.failure.__name__: c.reason for c in checks if c.reason and c.failure is not CheckFailure}
-
 
 #: Seconds a job kernel may take to start (``PROMOTE_KERNEL_START_TIMEOUT`` overrides).
 KERNEL_START_TIMEOUT_S = 300.0
@@ -131,45 +120,6 @@ def _report_files(log: EventLog, staged: StagedInputs | None) -> None:
         log.emit("alert", kind="input_written", action="alert", source="runner", files=written, message=message)
 
 
-def outcome(error: BaseException | None, supervisor: Supervisor, tracker: Any) -> tuple[str, str | None, str | None]:
-    """(state, reason, message) of a finished execution. A cell is named as the user counts the notebook's
-    own code cells (:mod:`jupyter_promote.job.cells`), with its first line quoted."""
-    from nbclient.exceptions import CellTimeoutError, DeadKernelError
-    from papermill.exceptions import PapermillExecutionError
-
-    running = tracker.current if tracker is not None else None
-    where = f" in {tracker.describe(running)}" if running is not None else ""
-    if supervisor.stop_reason == "cancelled":
-        return "cancelled", "cancelled", f"cancelled{where}"
-    if supervisor.stop_reason == "timeout":
-        return "failed", "timeout", f"ran past its time limit{where}"
-    if error is None:
-        return "succeeded", None, None
-    fatal = supervisor.fatal
-    if fatal is not None:
-        # a monitor check that fails a job says why in its alert (its declared reason); the runner's own don't
-        return "failed", str(fatal.get("reason") or fatal["kind"]), fatal["message"]
-    if isinstance(error, PapermillExecutionError):
-        ename, evalue = error.ename, str(error.evalue or "")
-        last = tracker.last_error if tracker is not None else None
-        if ename == "CellExecutionError" and not evalue and last and last.get("index") == error.cell_index:
-            # the cell failed without an error output (IPython's UsageError, for one): the reply says why
-            ename, evalue = str(last.get("ename") or ename), str(last.get("evalue") or "")
-        label = tracker.describe(error.cell_index) if tracker is not None else f"the cell at index {error.cell_index}"
-        message = f"{label} failed: {ename}: {evalue}".rstrip(": ")
-        if ename in _MEMORY_ERRORS:
-            return "failed", "oom", message
-        return "failed", _check_failures().get(ename, "error"), message
-    if isinstance(error, DeadKernelError):
-        return "failed", "killed", f"the kernel died{where} (killed by a signal or out of memory)"
-    if isinstance(error, CellTimeoutError):
-        return "failed", "timeout", f"a cell timed out{where}"
-    if isinstance(error, KeyboardInterrupt):
-        return "cancelled", "cancelled", "cancelled before the kernel started"
-    first = str(error).strip().splitlines()[0] if str(error).strip() else ""
-    return "failed", "error", f"{type(error).__name__}: {first}".rstrip(": ")
-
-
 def _log_to_stderr() -> None:
     """Cell outputs (papermill's log_output) and papermill's own messages go to the job log."""
     handler = logging.StreamHandler(sys.stderr)
@@ -187,6 +137,10 @@ def run(run_dir: str) -> int:
     log = EventLog(str(run.events), record.id)
     log.emit("status", state="running", source="runner", pid=os.getpid())  # as soon as it can: before the setup
     _kernel_environment(run, record)
+    over = attempts.begin(run, record, log)
+    if over is not None:  # Slurm ran it again more often than it may be
+        log.emit("status", state="failed", reason="preempted", message=over, source="runner")
+        return 1
     supervisor = Supervisor(run, record, log)
     signal.signal(signal.SIGTERM, lambda *_: supervisor.stop("cancelled"))
     signal.signal(signal.SIGINT, lambda *_: supervisor.stop("cancelled"))
@@ -194,6 +148,10 @@ def run(run_dir: str) -> int:
         state, reason, message = _execute(run, record, log, supervisor)
         if message:
             print(f"jupyter-promote: job {state}: {mask(message)}", file=sys.stderr, flush=True)
+    if state == "cancelled" and attempts.requeued_by_slurm():  # not a cancel: Slurm runs the job again
+        text = "requeued by Slurm while running; this attempt ends here and Slurm runs the job again"
+        log.emit("status", state="queued", reason="requeued", message=text, source="runner")
+        return 0
     log.emit("status", state=state, reason=reason, message=message, source="runner")
     return {"succeeded": 0, "cancelled": 130}.get(state, 1)
 

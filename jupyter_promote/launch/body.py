@@ -115,6 +115,10 @@ def _secrets(body: dict[str, Any], resolve: Resolve, settings: PromoteSettings) 
     return stored(refs_of(body.get("secrets", {}), settings.secrets))
 
 
+def _retries(body: dict[str, Any], resolve: Resolve, settings: PromoteSettings) -> int:
+    return int(body.get("retries", 0))
+
+
 def _resources(body: dict[str, Any], resolve: Resolve, settings: PromoteSettings) -> Any:
     try:
         return settings.resources(body.get("resources", {}))
@@ -152,6 +156,7 @@ JOB_FIELDS: dict[str, FieldHandler] = {
     "kernel": _kernel,
     "notify": _notify,
     "secrets": _secrets,
+    "retries": _retries,
     "resources": _resources,
     "monitor": _monitor,
 }

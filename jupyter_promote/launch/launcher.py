@@ -79,7 +79,7 @@ class Launcher:
         from ..image import ImageBuilder
 
         settings = self.settings
-        return Pipeline(
+        pipeline = Pipeline(
             settings.runs_dir,
             tuple(settings.env_allowlist),
             settings.poll_interval,
@@ -88,6 +88,8 @@ class Launcher:
             parity_tolerance=settings.parity_tolerance,
             reporters=self.reporters,
         )
+        pipeline.retry_backoff_s = settings.retry_backoff_s
+        return pipeline
 
     def close(self, timeout: float = 60.0) -> None:
         """Deliver what the reporters still hold (notifications, exports), for at most ``timeout`` seconds each."""

@@ -23,6 +23,7 @@ from ..targets import Target
 from .pipeline import Pipeline
 from .prepared import Prepared
 from .request import PromoteRequest
+from .retry import attempt_message, delay, retried
 
 log = logging.getLogger("jupyter_promote")
 
@@ -111,10 +112,13 @@ class JobLifecycle:
         return await self.follow()
 
     async def follow(self) -> JobView:
-        """Follow to the final state; whatever breaks following, the job is settled, never left running."""
+        """Follow to the final state; whatever breaks following, the job is settled, never left running. A job
+        the infrastructure failed is started again while it has attempts left (:mod:`.retry`)."""
         prepared = self.task
         try:
             view = await self.pipeline.follow(prepared, self.target, self._event)
+            while retried(prepared.record, view, self.cancel_requested):
+                view = await self._again(view)
         except Exception as exc:
             log.exception("jupyter-promote: following job %s failed", prepared.record.id)
             view = self._settle_after_error(prepared, exc)
@@ -126,6 +130,31 @@ class JobLifecycle:
         self.hooks.settled(prepared, view, False)
         self._notify_end(prepared, view)
         return view
+
+    async def _again(self, ended: JobView) -> JobView:
+        """The job's next attempt: announced (signed), after a back-off, submitted again and followed."""
+        prepared, record = self.task, self.task.record
+        wait = delay(record.attempt + 1, self.pipeline.retry_backoff_s)
+        message = attempt_message(record, ended, wait)
+        prepared.log.emit(
+            "attempt", number=record.attempt + 1, reason=ended.reason, delay_s=wait, message=message, source="pipeline"
+        )
+        record.attempt += 1
+        prepared.run.write(record)  # the runner (and a payload sent to the cluster) reads which attempt it is
+        await asyncio.sleep(wait)
+        with contextlib.suppress(Exception):  # what is left of the last attempt on its target (a Job, a container)
+            await self.pipeline.cancel(prepared, self.target)
+        record.handle = {}
+        prepared.remove_on_refusal = False  # the run directory holds the earlier attempts
+        if self.cancel_requested:
+            text = f"cancelled before attempt {record.attempt}"
+            prepared.log.emit("status", state="cancelled", reason="cancelled", message=text, source="pipeline")
+        else:
+            try:
+                await self.pipeline.submit(prepared, self.target)
+            except PromoteError as exc:  # refused this time: the job ends, saying why
+                prepared.log.emit("status", state="failed", reason="refused", message=str(exc), source="pipeline")
+        return await self.pipeline.follow(prepared, self.target, self._event)
 
     def _event(self, event: dict[str, Any], view: JobView) -> None:
         self.hooks.event(event, view)

@@ -88,6 +88,7 @@ class Pipeline:
         from .follow import TARGET_PATIENCE_S
 
         self.target_patience = TARGET_PATIENCE_S
+        self.retry_backoff_s = 5.0  # seconds before a job's second attempt, doubled for each after it
 
     def prepare(self, request: PromoteRequest, job_id: str | None = None) -> Prepared:
         """Validate, then create the run directory, freeze the kernel and write the job notebook.

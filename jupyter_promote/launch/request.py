@@ -51,7 +51,8 @@ class PromoteRequest:
     sweep: dict[str, Any] | None = None  # {"id", "index", "size", "kind"} when the job is one of a group
     kernel: str | None = None  # the kernelspec to run with; None: the notebook's own
     notify: list[str] | None = None  # destinations (c.Notifications) by name; None: the configured defaults
-    secrets: dict[str, str] = field(default_factory=dict)  # variable -> source (launch/secrets.py), never a value
+    secrets: dict[str, str] = field(default_factory=dict)  # variable -> source (secrets.py), never a value
+    retries: int = 0  # attempts after the first for infrastructure failures (retry.py)
     owner: str = ""  # who asks: the server's current user; empty: this process's login name
     #: the JobRequest this was made from, as job.json keeps it (see launch/body.py); empty when built by hand
     body: dict[str, Any] = field(default_factory=dict)
@@ -80,6 +81,7 @@ def job_record(request: PromoteRequest, job_id: str, **resolved: Any) -> JobReco
         "sweep": request.sweep,
         "notify": list(request.notify or []),
         "secrets": dict(request.secrets),
+        "retries": request.retries,
         "owner": request.owner,
         "request": job_body(request.body, request.parameters),
         "created_at": round(time.time(), 3),

@@ -19,7 +19,7 @@ from typing import Any
 from .masking import mask
 from .signing import MAC_FIELD, event_mac, may_sign_here, read_key, signed_by
 
-EVENT_TYPES = ("status", "image", "cell", "heartbeat", "step", "metric", "gpu", "alert", "artifacts")
+EVENT_TYPES = ("status", "image", "cell", "heartbeat", "step", "metric", "gpu", "alert", "artifacts", "attempt")
 _TAIL_BYTES = 65536
 #: Unreadable lines an :class:`EventTail` keeps until its reader takes them (a runner's tail never does).
 _MAX_UNREADABLE = 1000
@@ -69,7 +69,7 @@ class EventLog:
             stage = stage_of_state(str(fields.get("state")))
             if stage is not None:
                 fields["stage"] = stage
-        key = self._key(look=type == "status")
+        key = self._key(look=type in ("status", "attempt"))  # who may end a job, or start it again
         return self._append(round(time.time(), 6), {"type": type, **fields}, key)
 
     def relay(self, event: dict[str, Any]) -> dict[str, Any]:

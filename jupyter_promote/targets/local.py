@@ -132,8 +132,9 @@ class LocalTarget(Target):
                 statuses[job_id] = TargetStatus(JobState.CANCELLED, "cancelled", "cancelled", exit_code=code)
             elif code is not None and code < 0:
                 name = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else str(-code)
+                # from outside, not by a cancel (a shutdown, a kill): the infrastructure's, retried with --retries
                 statuses[job_id] = TargetStatus(
-                    JobState.FAILED, "killed", f"the job runner was killed by {name}", exit_code=code
+                    JobState.FAILED, "interrupted", f"the job runner was killed by {name}", exit_code=code
                 )
             else:  # ended: the runner's final status event says how; None state asks the events
                 statuses[job_id] = TargetStatus(None, exit_code=code)

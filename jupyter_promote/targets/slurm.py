@@ -155,6 +155,7 @@ class SlurmTarget(Target):
             array=array,
             venv_cache=self.venv_cache,
             secrets=tuple(sorted(record.secrets)),
+            retries=record.retries,
             node_files=tuple(
                 (name, source.removeprefix("node-file:"))
                 for name, source in sorted(record.secrets.items())

@@ -60,6 +60,7 @@ class JobScript:
     venv_cache: str = ""
     secrets: tuple[str, ...] = ()  # the names of the job's secrets (their values never reach the script)
     node_files: tuple[tuple[str, str], ...] = ()  # (name, path) of the secrets read from a file on the node
+    retries: int = 0  # --retries: Slurm may run the job again (requeue) only when the job allows attempts
 
 
 def directives(job: JobScript, site: SiteSettings) -> list[str]:
@@ -92,6 +93,11 @@ def directives(job: JobScript, site: SiteSettings) -> list[str]:
         if not _TOKEN.match(value):
             raise UsageError(f"{option} {value!r}: not a plain Slurm value (no spaces or line breaks)", subject=option)
         lines.append(f"#SBATCH {option}={value}")
+    # a preempted job, a failed node or `scontrol requeue`: Slurm runs the job again (an attempt) only with
+    # --retries; without, it ends (preempted, node_fail) and a requeue is refused
+    requeue = "--requeue" if job.retries else "--no-requeue"
+    if not {"--requeue", "--no-requeue"} & skip:
+        lines.append(f"#SBATCH {requeue}")
     for extra in site.extra_directives:
         if "\n" in extra:
             raise UsageError(
@@ -194,7 +200,9 @@ def _secret_lines(job: JobScript) -> list[str]:
     q = shlex.quote
     held = f'"$PROMOTE_RUN_DIR"/{SECRETS_FILE}'
     lines = ["# the job's secrets: by reference here, their values only in the job's environment"]
-    lines.append(f"if [ -f {held} ]; then . {held}; rm -f {held}; fi")
+    # removed once read; a job Slurm may run again (--retries) reads it at each start and removes it at its end
+    gone = "" if job.retries else f" rm -f {held};"
+    lines.append(f"if [ -f {held} ]; then . {held};{gone} fi")
     for name, path in job.node_files:
         failed = f"echo {q(f'jupyter-promote: secret {name}: node-file:{path} cannot be read on this node')} >&2"
         lines.append(f'{name}="$(cat {q(path)})" || {{ {failed}; exit 1; }}; export {name}')
@@ -224,6 +232,8 @@ def render(job: JobScript, site: SiteSettings) -> str:
         lines += ["# site prologue", site.prologue.strip()]
     lines += _runner_command(job, site, run_dir)
     lines.append("status=$?")
+    if job.secrets and job.retries:
+        lines.append(f'rm -f "$PROMOTE_RUN_DIR"/{SECRETS_FILE}')
     if site.epilogue.strip():
         lines += ["# site epilogue", site.epilogue.strip()]
     lines.append("exit $status")

@@ -157,8 +157,32 @@ export function foldEvent(view: IJobView, event: IJobEvent): IJobView {
       next.record = { ...view.record, artifacts };
       break;
     }
+    case 'attempt':
+      return startedAgain(next, event);
   }
   return next;
+}
+
+/**
+ * The job starts again after an infrastructure failure (its submitter's signed word): queued once more,
+ * its progress from zero; its alerts and metrics so far are kept (`_attempt` of fold.py).
+ */
+function startedAgain(next: IJobView, event: IJobEvent): IJobView {
+  return {
+    ...next,
+    attempt: typeof event.number === 'number' ? event.number : next.attempt + 1,
+    state: 'queued',
+    reason: 'retrying',
+    message: (event.message as string) ?? null,
+    finishedAt: null,
+    failedCell: null,
+    cellNumber: null,
+    cellsDone: 0,
+    steps: 0,
+    stepsPerS: null,
+    stages: enterStage(next.stages, 'queued', event.ts),
+    stage: 'queued'
+  };
 }
 
 /** Fold events in order (they may repeat or overlap what the view already has). */

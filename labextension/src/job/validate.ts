@@ -15,7 +15,8 @@ export const EVENT_TYPES: ReadonlySet<string> = new Set([
   'metric',
   'gpu',
   'alert',
-  'artifacts'
+  'artifacts',
+  'attempt'
 ]);
 
 function isObject(value: unknown): value is Record<string, unknown> {
@@ -87,7 +88,11 @@ const FIELDS: Record<string, [string, Check, string][]> = {
     ['kind', isText, 'a string'],
     ['message', ...TEXT]
   ],
-  artifacts: [['files', isFiles, 'a list of {path: string, size: whole number >= 0}']]
+  artifacts: [['files', isFiles, 'a list of {path: string, size: whole number >= 0}']],
+  attempt: [
+    ['number', optional(value => isCount(value) && (value as number) >= 1), 'a whole number >= 1'],
+    ['reason', ...TEXT]
+  ]
 };
 
 function shown(value: unknown): string {

@@ -72,6 +72,8 @@ export interface IJobView {
   /** The files the job wrote, as its last `artifacts` event (or its record) listed them. */
   artifacts: IArtifact[];
   image: IJobImage | null;
+  /** Which attempt the job is in: 1, or more once an infrastructure failure was retried. */
+  attempt: number;
 }
 
 /** A chart keeps at most this many points per series; older ones are dropped. */
@@ -104,7 +106,8 @@ export function viewOf(record: IJobRecord): IJobView {
     series: { stepsPerS: [], metrics: {}, gpuMemory: {} },
     failedCell: null,
     artifacts: [...(record.artifacts ?? [])],
-    image: imageOf(record.image)
+    image: imageOf(record.image),
+    attempt: typeof record.attempt === 'number' ? record.attempt : 1
   };
 }
 
@@ -152,7 +155,8 @@ export function withRecord(view: IJobView, record: IJobRecord): IJobView {
     startedAt: view.startedAt ?? record.started_at,
     finishedAt: view.finishedAt ?? record.finished_at,
     artifacts: view.artifacts.length > 0 ? view.artifacts : [...(record.artifacts ?? [])],
-    image: view.image ?? imageOf(record.image)
+    image: view.image ?? imageOf(record.image),
+    attempt: Math.max(view.attempt, typeof record.attempt === 'number' ? record.attempt : 1)
   };
 }
 
@@ -176,6 +180,7 @@ export interface IViewJson {
   finished_at: number | null;
   artifacts: { path: string; size: number }[];
   image: { ref: unknown; built: unknown; digest: unknown } | null;
+  attempt: number;
 }
 
 /** The canonical JSON of a view: snake_case keys, exactly those the server's `JobView.to_json()` writes. */
@@ -206,6 +211,7 @@ export function viewJson(view: IJobView): IViewJson {
     started_at: view.startedAt,
     finished_at: view.finishedAt,
     artifacts: view.artifacts.map(a => ({ path: a.path, size: a.size })),
-    image: view.image ? { ref: view.image.ref, built: view.image.built, digest: view.image.digest } : null
+    image: view.image ? { ref: view.image.ref, built: view.image.built, digest: view.image.digest } : null,
+    attempt: view.attempt
   };
 }

@@ -1,0 +1,151 @@
+"""Preemption, eviction and a lost node: retried as attempts of the same job, resumed from a checkpoint, and
+proven by the notebook's own metrics (issue 27, section 2). A training notebook that saves its state to
+``promote.checkpoint_dir()`` every epoch is interrupted mid-run; with ``--retries`` it starts again, resumes
+from its last checkpoint and ends with the metrics of an uninterrupted run (parity with its tested baseline
+passes); the attempts and the resume are in its events. Without ``--retries``, or for the notebook's own
+error, nothing is retried."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+from pathlib import Path
+
+import nbformat
+import pytest
+from conftest import events, job, wait_for
+from nbclient import NotebookClient
+
+from jupyter_promote.events import JobView
+from jupyter_promote.launch.retry import MAX_DELAY_S, delay
+
+#: A training loop of plain Python (so that any kernel runs it): its state after each epoch is saved to the
+#: checkpoint folder, and loaded from there when an earlier attempt left one.
+TRAIN = """
+import json, os, time
+import jupyter_promote as promote
+state_file = promote.checkpoint_dir() / "state.json"
+state = json.loads(state_file.read_text()) if state_file.exists() else {"epoch": 0, "w": 1.0, "history": []}
+resumed_at = state["epoch"]
+for epoch in range(state["epoch"], epochs):
+    time.sleep(pause)
+    state["w"] = round(state["w"] * 0.9 + 0.05 * epoch, 10)
+    state["history"].append(state["w"])
+    state["epoch"] = epoch + 1
+    tmp = state_file.with_suffix(".tmp")
+    tmp.write_text(json.dumps(state))
+    os.replace(tmp, state_file)
+"""
+REPORT = "promote.report(w=state['w'], epochs=len(state['history']))"
+
+
+def training_notebook(folder: Path, kernel: str = "python3") -> Path:
+    """The notebook as its author leaves it: run once interactively, so its outputs hold the tested baseline."""
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": kernel, "display_name": kernel, "language": "python"}
+    params = nbformat.v4.new_code_cell("epochs = 8\npause = 0.0")
+    params.metadata["tags"] = ["parameters"]
+    nb.cells = [params, nbformat.v4.new_code_cell(TRAIN), nbformat.v4.new_code_cell(REPORT)]
+    folder.mkdir(parents=True, exist_ok=True)
+    NotebookClient(nb, timeout=120, kernel_name=kernel, resources={"metadata": {"path": str(folder)}}).execute()
+    path = folder / "train.ipynb"
+    nbformat.write(nb, path)
+    return path
+
+
+def running_pid(run: Path) -> int | None:
+    """The runner's pid, once the job's latest attempt runs and has saved a checkpoint past epoch 2."""
+    state = run / "checkpoints" / "state.json"
+    if not state.exists() or json.loads(state.read_text())["epoch"] < 2:
+        return None
+    pids = [e.get("pid") for e in events(run) if e["type"] == "status" and e.get("state") == "running"]
+    return pids[-1] if pids and pids[-1] else None
+
+
+def test_the_back_off_doubles_to_its_bound():
+    assert [delay(n, 5.0) for n in (2, 3, 4)] == [5.0, 10.0, 20.0]
+    assert delay(20, 5.0) == MAX_DELAY_S
+
+
+def test_a_local_job_whose_runner_is_killed_resumes_from_its_checkpoint_and_passes_parity(cli, tmp_path):
+    nb = training_notebook(tmp_path / "nb")
+    args = ["run", str(nb), "--retries", "2", "-p", "pause", "0.7", "--PromoteSettings.retry_backoff_s=0.5"]
+    proc = cli.popen(*args)
+    try:
+        run = wait_for(lambda: next(iter(cli.runs.glob("*/job.json")), None), 60, "the run directory").parent
+        pid = wait_for(lambda: running_pid(run), 120, "a checkpoint past epoch 2")
+        # When the job's whole process group is killed, as a machine going down would (not a cancel)
+        os.killpg(pid, signal.SIGKILL)
+        out, err = proc.communicate(timeout=240)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, out + err
+    record, stream = job(run), events(run)
+    # Then it was attempt 2 of 3, after the first ended interrupted, and it resumed from its checkpoint
+    assert record["state"] == "succeeded" and record["attempt"] == 2, record
+    attempts = [e for e in stream if e["type"] == "attempt"]
+    assert [(a["number"], a["reason"]) for a in attempts] == [(2, "interrupted")], attempts
+    assert attempts[0]["message"].startswith("attempt 2 of 3 in 0.5 s: the job runner was killed by SIGKILL")
+    resumed = [e for e in stream if e["type"] == "alert" and e["kind"] == "resumed"]
+    assert len(resumed) == 1 and resumed[0]["message"].startswith("attempt 2 resumes"), resumed
+    # ...and ended with the metrics of an uninterrupted run: parity with the tested baseline passes
+    assert record["metrics"]["epochs"] == 8
+    assert record["parity"]["verdict"] == "pass", record["parity"]
+    assert "attempt 2" in err or "attempt 2" in out
+    assert JobView().fold(stream).attempt == 2
+
+
+def test_without_retries_or_for_the_notebooks_own_error_nothing_is_started_again(cli, tmp_path):
+    nb = training_notebook(tmp_path / "nb")
+    failing = tmp_path / "nb" / "failing.ipynb"
+    notebook = nbformat.read(nb, as_version=4)
+    notebook.cells.append(nbformat.v4.new_code_cell("raise RuntimeError('diverged')"))
+    nbformat.write(notebook, failing)
+    done = cli("run", str(failing), "--retries", "3")
+    assert done.returncode == 1
+    run = cli.only_run()
+    assert job(run)["reason"] == "error" and job(run)["attempt"] == 1
+    assert not [e for e in events(run) if e["type"] == "attempt"]
+
+
+def test_a_retry_count_over_its_bound_is_refused_in_one_line(cli, tmp_path):
+    done = cli("run", str(tmp_path / "missing.ipynb"), "--retries", "11")
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines()[-1].startswith("jupyter promote: error: --retries"), done.stderr
+
+
+@pytest.fixture
+def slurm_cli(cli, slurm_cluster):
+    return cli
+
+
+def test_a_slurm_job_requeued_while_running_resumes_from_its_checkpoint_and_passes_parity(slurm_cli, tmp_path):
+    nb = training_notebook(tmp_path / "nb")
+    args = ["run", str(nb), "--target", "slurm", "--retries", "1", "-p", "pause", "0.7"]
+    proc = slurm_cli.popen(*args)
+    try:
+        run = wait_for(lambda: next(iter(slurm_cli.runs.glob("*/job.json")), None), 60, "the run directory").parent
+        wait_for(lambda: running_pid(run), 240, "a checkpoint past epoch 2")
+        slurm_id = job(run)["handle"]["job_id"]
+        # When Slurm requeues it (an admin, a preemption in REQUEUE mode)
+        subprocess.run(["scontrol", "requeue", slurm_id], check=True)
+        # (Slurm holds a requeued job ~2 minutes before it may start again; the cluster's admin lets it go now)
+        wait_for(lambda: "PENDING" in _squeue(slurm_id), 60, "the job back in the queue")
+        subprocess.run(["scontrol", "update", f"JobId={slurm_id}", "StartTime=now"], check=True)
+        out, err = proc.communicate(timeout=300)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, out + err
+    record, stream = job(run), events(run)
+    assert record["state"] == "succeeded" and record["attempt"] == 2, record
+    attempts = [e for e in stream if e["type"] == "attempt"]
+    assert [(a["number"], a["reason"]) for a in attempts] == [(2, "requeued")], attempts
+    assert any(e["type"] == "alert" and e["kind"] == "resumed" for e in stream)
+    assert any(e["type"] == "status" and e.get("reason") == "requeued" and e.get("source") == "runner" for e in stream)
+    assert record["metrics"]["epochs"] == 8 and record["parity"]["verdict"] == "pass", record
+
+
+def _squeue(slurm_id: str) -> str:
+    return subprocess.run(["squeue", "-h", "-j", slurm_id, "-o", "%T"], capture_output=True, text=True).stdout
