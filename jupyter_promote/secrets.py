@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,13 +34,16 @@ KINDS: dict[str, tuple[str, ...] | None] = {
     "kubernetes": ("kubernetes",),
     "node-file": ("slurm", "local"),
 }
-#: The most secrets one job may ask for, and the largest value (bytes) carried by value.
+#: The most secrets one job may ask for, the largest value (bytes) and all of them together: what an
+#: environment holds (Linux refuses one variable over 128 KiB, and all of them over a quarter of the stack).
 MAX_SECRETS = 64
-MAX_VALUE_BYTES = 64 << 10
+MAX_VALUE_BYTES = 32 << 10
+MAX_TOTAL_BYTES = 128 << 10
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _KUBE_NAME = re.compile(r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[-._a-zA-Z0-9]+")
-#: Names the job's runner and runtime set themselves: a secret may not take them over.
-_RESERVED = ("PROMOTE_", "JUPYTER_PROMOTE_", "PATH", "HOME", "PYTHONPATH", "LD_")
+#: Names the runner, the interpreter and the targets set or read themselves: a secret may not take them over.
+_RESERVED_PREFIXES = ("PROMOTE_", "JUPYTER", "PYTHON", "LD_", "SLURM_", "CUDA_", "OMP_")
+_RESERVED = frozenset({"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TMPDIR", "PWD"})
 
 
 @dataclass(frozen=True)
@@ -70,15 +74,14 @@ def parse_ref(name: str, source: object) -> SecretRef:
     """``name -> source`` as a :class:`SecretRef`; a one-line error naming the secret when either is wrong."""
     if not _NAME.fullmatch(name):
         raise _refused(name, "not an environment variable's name (letters, digits and '_')")
-    if name.startswith(_RESERVED[:2]) or name in _RESERVED[2:5] or name.startswith(_RESERVED[5]):
-        raise _refused(name, "jupyter-promote sets this variable itself; name the secret otherwise")
+    if name.upper().startswith(_RESERVED_PREFIXES) or name.upper() in _RESERVED:
+        raise _refused(name, "the job's runner, interpreter or target sets this variable; name the secret otherwise")
+    kinds = ", ".join(f"{k}:" for k in KINDS)
     if not isinstance(source, str) or not source:
-        raise _refused(
-            name, "give its source as KIND:WHERE (env:VAR, file:PATH, kubernetes:SECRET/KEY, node-file:PATH)"
-        )
+        raise _refused(name, f"give its source as KIND:WHERE, KIND one of {kinds}")
     kind, sep, where = source.partition(":")
-    if not sep or kind not in KINDS:
-        raise _refused(name, f"source {kind!r} is not one of {', '.join(k + ':' for k in KINDS)}")
+    if not sep or kind not in KINDS:  # never echoed: a value typed where its source belongs is still a value
+        raise _refused(name, f"its source is not KIND:WHERE with KIND one of {kinds} (secrets are given by reference)")
     if not where:
         raise _refused(name, f"{kind}: names nothing")
     if kind == "env" and not _NAME.fullmatch(where):
@@ -113,45 +116,67 @@ def check_target(refs: Mapping[str, SecretRef], target: str) -> None:
 
 
 def _read_file(ref: SecretRef) -> str:
+    """A file's value: a regular file's text (a device or a pipe is never opened), trailing newlines dropped
+    (as the shell's ``$(cat FILE)`` drops them on a Slurm node)."""
     path = Path(os.path.expanduser(ref.where))
     kind = ref.kind
     try:
-        if path.stat().st_size > MAX_VALUE_BYTES:
-            raise _refused(ref.name, f"{kind}:{ref.where} is larger than {MAX_VALUE_BYTES >> 10} KiB")
-        data = path.read_bytes()
+        if not stat.S_ISREG(path.stat().st_mode):
+            raise _refused(ref.name, f"{kind}:{ref.where} is not a regular file")
+        with open(path, "rb") as f:
+            data = f.read(MAX_VALUE_BYTES + 1)
     except FileNotFoundError:
         raise _refused(ref.name, f"{kind}:{ref.where} does not exist") from None
-    except IsADirectoryError:
-        raise _refused(ref.name, f"{kind}:{ref.where} is a folder") from None
     except OSError as exc:
         raise _refused(ref.name, f"{kind}:{ref.where} cannot be read ({exc.strerror or type(exc).__name__})") from None
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise _refused(ref.name, f"{kind}:{ref.where} is not UTF-8 text") from None
-    return text[:-1] if text.endswith("\n") else text
+    return text.rstrip("\r\n")
 
 
 def resolve(refs: Mapping[str, SecretRef], environ: Mapping[str, str] | None = None) -> dict[str, str]:
     """The values of the secrets the submitter reads (``env:`` and ``file:``), name -> value. Refused when a
-    source is not there, or when a value is too short to be masked in what the job prints."""
+    source is not there, when a value is too short to be masked in what the job prints, or when they are
+    more than an environment holds."""
     env = os.environ if environ is None else environ
     values: dict[str, str] = {}
     for ref in refs.values():
         if ref.kind == "env":
             if ref.where not in env:
                 raise _refused(ref.name, f"env:{ref.where} is not set in the environment jupyter-promote runs in")
-            value = env[ref.where]
+            values[ref.name] = _checked(ref, env[ref.where])
         elif ref.kind == "file":
-            value = _read_file(ref)
-        else:
-            continue
-        if len(value) < MIN_MASKED:
-            raise _refused(ref.name, f"{ref.source} holds a value shorter than {MIN_MASKED} characters")
-        if "\0" in value:
-            raise _refused(ref.name, f"{ref.source} holds a NUL character, which no environment variable can")
-        values[ref.name] = value
+            values[ref.name] = _checked(ref, _read_file(ref))
+    total = sum(len(v.encode()) for v in values.values())
+    if total > MAX_TOTAL_BYTES:
+        message = (
+            f"secrets: {total >> 10} KiB in all, more than a job's environment holds ({MAX_TOTAL_BYTES >> 10} KiB)"
+        )
+        raise UsageError(message, subject="secrets", field="secrets")
     return values
+
+
+def _checked(ref: SecretRef, value: str) -> str:
+    if len(value.strip()) < MIN_MASKED:
+        raise _refused(ref.name, f"{ref.source} holds a value shorter than {MIN_MASKED} characters")
+    if "\0" in value:
+        raise _refused(ref.name, f"{ref.source} holds a NUL character, which no environment variable can")
+    if len(value.encode()) > MAX_VALUE_BYTES:
+        raise _refused(ref.name, f"{ref.source} is larger than {MAX_VALUE_BYTES >> 10} KiB")
+    return value
+
+
+def deliverable_defaults(
+    defaults: Mapping[str, object], target: str, environ: Mapping[str, str] | None = None
+) -> dict[str, object]:
+    """The site's default secrets (``c.PromoteSettings.secrets``) a job on ``target`` gets: those ``target``
+    delivers and whose source is there (an unset variable, a missing file: left out, never an error; a
+    request's own secrets must be there)."""
+    refs = {name: parse_ref(name, source) for name, source in defaults.items()}
+    there = availability(refs, target, environ)
+    return {name: defaults[name] for name, problem in there.items() if problem is None}
 
 
 def job_environment(names: Iterable[str], values: Mapping[str, str]) -> dict[str, str]:
@@ -165,7 +190,7 @@ def read_node_files(sources: Mapping[str, str]) -> dict[str, str]:
     """The values of the ``node-file:`` secrets among ``sources`` (a record's), read where the job runs: by
     a target whose jobs run on this machine (local)."""
     refs = {name: parse_ref(name, source) for name, source in sources.items()}
-    return {ref.name: _read_file(ref) for ref in refs.values() if ref.kind == "node-file"}
+    return {ref.name: _checked(ref, _read_file(ref)) for ref in refs.values() if ref.kind == "node-file"}
 
 
 def stored(refs: Mapping[str, SecretRef]) -> dict[str, str]:

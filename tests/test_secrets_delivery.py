@@ -13,7 +13,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from conftest import BASE_IMAGE, NOTEBOOKS, SMALL_KERNEL, job, on_kernel
+from conftest import BASE_IMAGE, NOTEBOOKS, SMALL_KERNEL, events, job, on_kernel
 
 from jupyter_promote.errors import UsageError
 from jupyter_promote.execute.masked_output import masked_streams
@@ -50,9 +50,12 @@ def test_a_missing_source_is_refused_in_one_line_naming_the_secret_never_its_val
         "HF_TOKEN": ("env:HF_TOKEN", "env:HF_TOKEN is not set"),
         "DB_PASSWORD": (f"file:{tmp_path}/missing", "does not exist"),
         "SHORT": (f"file:{tmp_path}/short", "shorter than 4 characters"),
-        "PATH": ("env:X", "jupyter-promote sets this variable itself"),
+        "PATH": ("env:X", "the job's runner, interpreter or target sets this variable"),
+        "PYTHONHOME": ("env:X", "the job's runner, interpreter or target sets this variable"),
         "bad-name": ("env:X", "not an environment variable's name"),
-        "VAULT": ("vault:kv/x", "source 'vault' is not one of env:, file:, kubernetes:, node-file:"),
+        "VAULT": ("vault:kv/x", "its source is not KIND:WHERE with KIND one of env:, file:, kubernetes:, node-file:"),
+        "TYPED": (value, "its source is not KIND:WHERE"),  # a value typed where its source goes: never echoed
+        "ZERO": ("file:/dev/zero", "file:/dev/zero is not a regular file"),
         "REL": ("file:relative/path", "is not an absolute path"),
         "KUBE": ("kubernetes:no-key", "is not SECRET/KEY"),
     }
@@ -223,3 +226,80 @@ def test_check_says_which_secrets_a_notebook_reads_and_whether_each_will_be_ther
     assert "reads the secrets DB_PASSWORD, HF_TOKEN (given by reference)" in given.stdout
     assert "'DB_PASSWORD', which will not be there: kubernetes: sources reach jobs on kubernetes only" in given.stdout
     assert "'HF_TOKEN'" not in given.stdout.split("(given by reference)")[1]  # set here: nothing to report
+
+
+def test_hostile_values_are_masked_in_every_form_and_never_break_what_is_written(cli, tmp_path):
+    """What a stranger tried (review of issue 27 §3): a value escaped twice (a repr in an error, then JSON),
+    longer than an event's 500 characters, on several lines (a PEM key), with a trailing newline, and values
+    that are words of the records' own structure. The uuid of each is found nowhere; the job still succeeds
+    in a valid notebook, or fails saying why."""
+    mark = uuid.uuid4().hex
+    values = {
+        "ESCAPED_TOKEN": f"pa\\ss\"q'\t-{mark}-e",
+        "LONG_TOKEN": f"{mark}-l-" + "x" * 1900,
+        "PEM_KEY": f"-----BEGIN KEY-----\nAAAA{mark}p1\nBBBB{mark}p2\n-----END KEY-----",
+        "NEWLINE_TOKEN": f"{mark}-n\n",
+        "WORD_A": "status",
+        "WORD_B": "true",
+    }
+    cells = [
+        f"import json, os\nv = {{k: os.environ[k] for k in {sorted(values)!r}}}\n"
+        "print(json.dumps(v['ESCAPED_TOKEN']), repr(v['ESCAPED_TOKEN']))",
+        "print(v['PEM_KEY'])\nprint('auth failed for', v['NEWLINE_TOKEN'].strip())\nprint(True, 'status')",
+        "import jupyter_promote as promote\npromote.report(done=1)",
+        "raise ValueError(v['LONG_TOKEN'] + repr(v['ESCAPED_TOKEN']))",
+    ]
+    nb = on_kernel(NOTEBOOKS / "smoke.ipynb", "python3", tmp_path / "nb", cells)
+    env = {f"SRC_{name}": value for name, value in values.items()}
+    secrets = [f"--secret={name}=env:SRC_{name}" for name in values]
+    result = cli("run", str(nb), *secrets, env=env, timeout=300)
+    assert result.returncode == 1, result.stdout + result.stderr
+    run = cli.only_run()
+    record = job(run)
+    assert record["reason"] == "error" and record["message"].endswith(f"ValueError: {MASK}'{MASK}'"), record["message"]
+    assert leaks(run, mark) == [] and mark not in result.stdout + result.stderr
+    output = json.loads((run / "output.ipynb").read_text())  # valid, its structure whole
+    assert [c["cell_type"] for c in output["cells"]][-1] == "code" and "status" in json.dumps(output)
+    assert all(
+        e["type"] in ("status", "cell", "heartbeat", "metric", "alert", "artifacts", "step") for e in events(run)
+    )
+
+
+def test_every_task_of_a_group_gets_its_secrets(cli, tmp_path):
+    """Review: a sweep's tasks after the first ran without them."""
+    value = canary()
+    nb = on_kernel(
+        NOTEBOOKS / "smoke.ipynb",
+        "python3",
+        tmp_path / "nb",
+        [
+            "import os, hashlib\nopen('seen.txt', 'w').write(hashlib.sha256(os.environ['CANARY_TOKEN'].encode()).hexdigest())"
+        ],
+    )
+    result = cli(
+        "run", str(nb), "--replicas", "3", "--secret", "CANARY_TOKEN", env={"CANARY_TOKEN": value}, timeout=300
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    seen = sorted(p.read_text() for p in cli.runs.rglob("work/seen.txt"))
+    assert seen == [hashlib.sha256(value.encode()).hexdigest()] * 3
+
+
+def test_the_server_door_refuses_a_missing_source_before_accepting_the_job(tmp_path):
+    """Review: POST jobs said 202 and then failed the job; the body's secrets are checked as it is read."""
+    from jupyter_promote.config import PromoteSettings
+    from jupyter_promote.launch.body import request_from_body
+
+    (tmp_path / "nb.ipynb").write_text(json.dumps({"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    settings = PromoteSettings(runs_dir=str(tmp_path / "runs"))
+    for secrets, reason in (
+        ({"TOKEN": "env:NOT_SET_FOR_THIS_TEST"}, "env:NOT_SET_FOR_THIS_TEST is not set"),
+        ({"TOKEN": "kubernetes:creds/token"}, "reach jobs on kubernetes only, not on local"),
+        ({"TOKEN": f"file:{tmp_path}/absent"}, "does not exist"),
+    ):
+        with pytest.raises(UsageError) as caught:
+            request_from_body({"notebook": "nb.ipynb", "secrets": secrets}, lambda p: str(tmp_path / p), settings)
+        assert reason in caught.value.message and caught.value.field == "secrets.TOKEN", caught.value.message
+    # a site default a job cannot get here is left out, not an error
+    settings.secrets = {"WANDB_API_KEY": "kubernetes:wandb/api-key", "UNSET_TOKEN": "env:NOT_SET_FOR_THIS_TEST"}
+    request, _ = request_from_body({"notebook": "nb.ipynb"}, lambda p: str(tmp_path / p), settings)
+    assert request.secrets == {}

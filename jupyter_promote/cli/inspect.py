@@ -35,12 +35,13 @@ def notebook_findings(
     names of the secrets it reads go into ``secrets_read``."""
     from ..job.notebook import read_notebook
     from ..preflight import WHOLE_ENVIRONMENT_TARGETS, check_notebook
-    from ..secrets import availability, parse_option, refs_of
+    from ..secrets import availability, deliverable_defaults, parse_option, refs_of
 
     nb = read_notebook(os.path.abspath(notebook))
     target = target or ctx.settings.default_target
     whole = target in WHOLE_ENVIRONMENT_TARGETS
-    refs = refs_of(dict(parse_option(text) for text in secrets or ()), ctx.settings.secrets)
+    asked = dict(parse_option(text) for text in secrets or ())
+    refs = refs_of(asked, deliverable_defaults(ctx.settings.secrets, target))
     return check_notebook(
         nb,
         gpus=gpus,

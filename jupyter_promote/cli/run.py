@@ -125,6 +125,13 @@ def _preflight(args: argparse.Namespace, ctx: CommandContext) -> None:
         )
 
 
+def local_source(option: str) -> bool:
+    """Whether a ``--secret`` option's source reaches a job on this machine (env:, file:)."""
+    from ..secrets import parse_option
+
+    return parse_option(option)[1].startswith(("env:", "file:"))
+
+
 def _smoke_run(args: argparse.Namespace, ctx: CommandContext) -> int:
     """``--smoke``: the notebook top to bottom on this machine with its smoke parameters, before the real job."""
     from ..job.notebook import read_notebook
@@ -146,6 +153,9 @@ def _smoke_run(args: argparse.Namespace, ctx: CommandContext) -> int:
         "strict": False,
         "json": False,
         "detach": False,
+        "retries": None,
+        # the secrets the smoke run (local) can get: a Kubernetes Secret or a node's file stays the job's
+        "secret": [text for text in args.secret or [] if local_source(text)],
     }
     no_group = {"replicas": None, "seeds": None, "contention": None, "cpus": None, "memory": None, "gpus": None}
     quick = argparse.Namespace(**{**vars(args), **quick_settings, **no_group})

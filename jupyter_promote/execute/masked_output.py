@@ -15,6 +15,7 @@ Without secrets, neither happens: the job's output is not touched.
 
 from __future__ import annotations
 
+import json
 import os
 import select
 import threading
@@ -22,7 +23,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from ..runtime.masking import longest, mask, secret_values
+from ..runtime.masking import NOTEBOOK_STRUCTURE, longest, mask, mask_tree, secret_values
 
 #: How long a line being written may wait for its end while it could hide a secret's start (seconds).
 _PARTIAL_WAIT_S = 0.25
@@ -121,7 +122,20 @@ class _MaskingHandler:
         return self.local.pretty_path(path)
 
     def write(self, buf: str, path: str) -> Any:
-        return self.local.write(mask(buf, self.values), path)
+        return self.local.write(masked_notebook_text(buf, self.values), path)
+
+
+def masked_notebook_text(text: str, values: tuple[str, ...] | None = None) -> str:
+    """A notebook's JSON text with the secrets in its cells masked, its structure untouched, written as
+    nbformat writes it; text that is not a notebook's JSON is masked as text."""
+    try:
+        nb = json.loads(text)
+    except ValueError:
+        return mask(text, values)
+    if not isinstance(nb, dict):
+        return mask(text, values)
+    nb["cells"] = mask_tree(nb.get("cells", []), NOTEBOOK_STRUCTURE, values)
+    return json.dumps(nb, sort_keys=True, indent=1, separators=(",", ": "), ensure_ascii=False) + "\n"
 
 
 def mask_notebook_writes(path: str) -> None:

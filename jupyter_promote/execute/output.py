@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..job.cells import INJECTED_TAG
-from ..runtime.masking import mask
+from ..runtime.masking import NOTEBOOK_STRUCTURE, mask_tree
 
 
 def _mark_stopped(cell: dict[str, Any], ename: str, message: str) -> None:
@@ -40,7 +40,7 @@ def finish_output(
     Returns whether the file was rewritten."""
     target = Path(path)
     try:
-        nb = json.loads(mask(target.read_text(encoding="utf-8")))  # the job's secrets never stay in it
+        nb = json.loads(target.read_text(encoding="utf-8"))
         cells = nb["cells"]
     except (OSError, ValueError, KeyError, TypeError, RecursionError):
         return False
@@ -55,7 +55,8 @@ def finish_output(
         metadata = nb.setdefault("metadata", {})
         if isinstance(metadata.get("papermill"), dict):
             metadata["papermill"]["exception"] = True
-    nb["cells"] = [c for c in cells if INJECTED_TAG not in (c.get("metadata", {}).get("tags") or [])]
+    kept = [c for c in cells if INJECTED_TAG not in (c.get("metadata", {}).get("tags") or [])]
+    nb["cells"] = mask_tree(kept, NOTEBOOK_STRUCTURE)  # the job's secrets never stay in it
     if isinstance(nb.get("metadata"), dict):
         nb["metadata"].pop("trusted", None)
     tmp = target.with_name(f".{target.name}.tmp")

@@ -23,6 +23,7 @@ from papermill.utils import merge_kwargs, remove_args
 
 from ..job.cells import INJECTED_TAG, executed, first_line, injected, own_numbers
 from ..runtime.events import EventLog
+from ..runtime.masking import mask
 
 
 def event_log_from_env() -> EventLog:
@@ -92,7 +93,7 @@ class CellTracker:
             "cell",
             phase="error",
             ename=content.get("ename"),
-            evalue=str(content.get("evalue", ""))[:500],
+            evalue=mask(str(content.get("evalue", "")))[:500],  # masked whole: a prefix no longer matches
             **self._base(cell, cell_index),
         )
 

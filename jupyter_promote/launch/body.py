@@ -110,9 +110,16 @@ def _notify(body: dict[str, Any], resolve: Resolve, settings: PromoteSettings) -
 
 
 def _secrets(body: dict[str, Any], resolve: Resolve, settings: PromoteSettings) -> dict[str, str]:
-    from ..secrets import refs_of, stored
+    """The job's secrets (the site's defaults it can get, under the request's own), each checked to be there
+    now: a source that is not is a 400, before the job is accepted (the values are read again at submit)."""
+    from ..secrets import check_target, deliverable_defaults, refs_of, stored
+    from ..secrets import resolve as values_of
 
-    return stored(refs_of(body.get("secrets", {}), settings.secrets))
+    target = body.get("target", settings.default_target)
+    refs = refs_of(body.get("secrets", {}), deliverable_defaults(settings.secrets, target))
+    check_target(refs, target)
+    values_of(refs)
+    return stored(refs)
 
 
 def _retries(body: dict[str, Any], resolve: Resolve, settings: PromoteSettings) -> int:

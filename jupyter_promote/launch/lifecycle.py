@@ -20,7 +20,7 @@ from ..events.authority import job_events
 from ..models import JobRecord, JobState
 from ..rundir import RunDir
 from ..targets import Target
-from .pipeline import Pipeline
+from .pipeline import Pipeline, secret_values
 from .prepared import Prepared
 from .request import PromoteRequest
 from .retry import attempt_message, delay, retried
@@ -145,6 +145,8 @@ class JobLifecycle:
         with contextlib.suppress(Exception):  # what is left of the last attempt on its target (a Job, a container)
             await self.pipeline.cancel(prepared, self.target)
         record.handle = {}
+        if record.secrets and not prepared.secrets:  # followed again after a restart: read where they are
+            prepared.secrets = secret_values(record.secrets, record.target)
         prepared.remove_on_refusal = False  # the run directory holds the earlier attempts
         if self.cancel_requested:
             text = f"cancelled before attempt {record.attempt}"

@@ -245,9 +245,13 @@ class Pipeline:
 
 
 def _secret_values(request: PromoteRequest) -> dict[str, str]:
-    """The values of the secrets ``request`` asks for that the submitter reads, checked for its target."""
+    return secret_values(request.secrets, request.target)
+
+
+def secret_values(sources: dict[str, str], target: str) -> dict[str, str]:
+    """The values of the secrets (name -> source) that the submitter reads, checked for ``target``."""
     from ..secrets import check_target, refs_of, resolve
 
-    refs = refs_of(request.secrets)
-    check_target(refs, request.target)
+    refs = refs_of(sources)
+    check_target(refs, target)
     return resolve(refs)

@@ -98,6 +98,7 @@ def prepare_sweep(
             sweep = member(group_id, index, size, kind)
             task = _task(path, head.record, ids[index], {**request.parameters, **sets[index]}, sweep)
             task.overrides = tuple(o for o in head.overrides if o.name in task.record.parameters)
+            task.secrets = head.secrets  # the values read for the group: each task delivers them
             record_overrides(task.log, task.overrides)
             tasks.append(task)
         write_group_file(

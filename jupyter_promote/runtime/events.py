@@ -16,7 +16,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from .masking import mask
+from .masking import EVENT_STRUCTURE, mask_tree, masking
 from .signing import MAC_FIELD, event_mac, may_sign_here, read_key, signed_by
 
 EVENT_TYPES = ("status", "image", "cell", "heartbeat", "step", "metric", "gpu", "alert", "artifacts", "attempt")
@@ -98,9 +98,9 @@ class EventLog:
                     seq, ends_with_newline = _last_seq(f)
                 event = {"seq": seq + 1, "ts": ts, "job": self.job, **fields}
                 line = json.dumps(event, default=_jsonable, allow_nan=False, separators=(",", ":"))
-                masked = mask(line)  # a secret the job was given never reaches its events
-                if masked != line:
-                    line, event = masked, json.loads(masked)
+                if masking():  # a secret the job was given never reaches its events (their structure untouched)
+                    event = mask_tree(json.loads(line), EVENT_STRUCTURE)
+                    line = json.dumps(event, allow_nan=False, separators=(",", ":"))
                 if key is not None:  # signed as it will be read back
                     event = json.loads(line)
                     event[MAC_FIELD] = event_mac(key, event)
