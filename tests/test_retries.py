@@ -15,7 +15,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from conftest import events, job, wait_for
+from conftest import SMALL_KERNEL, events, job, wait_for
 from nbclient import NotebookClient
 
 from jupyter_promote.events import JobView
@@ -149,3 +149,38 @@ def test_a_slurm_job_requeued_while_running_resumes_from_its_checkpoint_and_pass
 
 def _squeue(slurm_id: str) -> str:
     return subprocess.run(["squeue", "-h", "-j", slurm_id, "-o", "%T"], capture_output=True, text=True).stdout
+
+
+def test_a_ray_job_whose_runner_dies_resumes_from_a_shared_checkpoint_folder(cli, small_kernel, ray_cluster, tmp_path):
+    import psutil
+
+    cli.env.update(small_kernel)
+    nb = training_notebook(tmp_path / "nb")  # its baseline made on python3; the job runs on the small kernel
+    notebook = json.loads(nb.read_text())
+    notebook["metadata"]["kernelspec"] = {"name": SMALL_KERNEL, "display_name": SMALL_KERNEL, "language": "python"}
+    nb.write_text(json.dumps(notebook))
+    shared = Path(f"/tmp/promote-ray-checkpoints-{os.getpid()}")  # the cluster's jobs run as another user
+    shared.mkdir(mode=0o1777, exist_ok=True)
+    shared.chmod(0o1777)
+    args = ["run", str(nb), "--target", "ray", "--retries", "1", "-p", "pause", "0.7"]
+    proc = cli.popen(*args, f"--RayTarget.checkpoint_root={shared}", "--PromoteSettings.retry_backoff_s=0.5")
+    try:
+        run = wait_for(lambda: next(iter(cli.runs.glob("*/job.json")), None), 120, "the run directory").parent
+        state = shared / job(run)["id"] / "state.json"
+        wait_for(lambda: state.exists() and json.loads(state.read_text())["epoch"] >= 2, 300, "a checkpoint")
+        pid = [e["pid"] for e in events(run) if e["type"] == "status" and e.get("state") == "running"][-1]
+        # When the worker process running the job dies, with the kernel it started (not a cancel)
+        runner = psutil.Process(pid)
+        for process in [*runner.children(recursive=True), runner]:
+            process.kill()
+        out, err = proc.communicate(timeout=400)
+    finally:
+        proc.kill()
+        subprocess.run(["rm", "-rf", str(shared)], check=False)
+    assert proc.returncode == 0, out + err
+    record, stream = job(run), events(run)
+    assert record["state"] == "succeeded" and record["attempt"] == 2, record
+    assert [a["reason"] for a in stream if a["type"] == "attempt"] == ["lost"]
+    assert record["handle"]["submission_id"] == f"promote-{record['id']}-2"
+    assert any(e["type"] == "alert" and e["kind"] == "resumed" for e in stream)
+    assert record["metrics"]["epochs"] == 8 and record["parity"]["verdict"] == "pass", record

@@ -48,6 +48,8 @@ class Receiver:
         self.reported: set[tuple[Any, Any]] = set()
         self.faults: set[str] = set()
         for event in iter_events(str(run.events)):
+            if event.get("type") == "attempt" and "remote_seq" not in event:  # a new attempt's stream: from 1
+                self.last = 0
             if isinstance(event.get("remote_seq"), int):
                 self.last = max(self.last, event["remote_seq"])
             if event.get("type") == "alert" and event.get("kind") == "bad_event":

@@ -37,6 +37,7 @@ from ..image.shards import folder_bytes
 from ..image.shipped import INPUTS_MANIFEST, environment_folders, pack_folder
 from ..models import JobRecord, JobState
 from ..rundir import RunDir
+from ..runtime.checkpoints import CHECKPOINT_ENV
 from ..runtime.signing import KEY_ENV
 from ..secrets import job_environment
 from .base import Target, TargetStatus
@@ -87,6 +88,12 @@ class RayTarget(Target):
     ).tag(config=True)
     carry_hidden = carry_hidden_setting()
     runtime_env = Dict(help="More runtime_env fields for every job (env_vars, container, ...).").tag(config=True)
+    checkpoint_root = Unicode(
+        "",
+        help="A folder every node of the cluster shares (NFS, a mounted volume), writable by the cluster's jobs: a "
+        "job's checkpoints (promote.checkpoint_dir()) go to ROOT/JOB_ID and survive its attempts. Empty: the "
+        "job's own scratch folder, gone with the attempt (a retried job restarts from the top).",
+    ).tag(config=True)
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -125,6 +132,9 @@ class RayTarget(Target):
         return await asyncio.to_thread(self._submit, record, run, dict(secrets or {}))
 
     def _submit(self, record: JobRecord, run: RunDir, secrets: dict[str, str]) -> dict[str, Any]:
+        self._tailed.discard(record.id)  # what an earlier attempt left: its log is another Ray job's
+        self._receivers.pop(record.id, None)
+        self._ended_at.pop(record.id, None)
         cap = self.max_upload_mb << 20
         scratch = Path(tempfile.mkdtemp(prefix=".ray-upload-", dir=run.path))
         try:
@@ -144,6 +154,8 @@ class RayTarget(Target):
         env_vars = {"PYTHONUNBUFFERED": "1", **record.env, KEY_ENV: job_key(run.path).hex()}
         # the job's secrets in its runtime_env: whoever may read this cluster's jobs may read them (README)
         env_vars.update(job_environment(record.secrets, secrets))
+        if self.checkpoint_root:
+            env_vars[CHECKPOINT_ENV] = f"{self.checkpoint_root.rstrip('/')}/{record.id}"
         if record.resources.cpus:
             env_vars["OMP_NUM_THREADS"] = str(record.resources.cpus)
         runtime_env = {
@@ -164,7 +176,8 @@ class RayTarget(Target):
             submission_id = self.client().submit_job(
                 entrypoint=entrypoint,
                 runtime_env=runtime_env,
-                submission_id=f"promote-{record.id}",
+                # each attempt is a Ray job of its own (a submission id is never reused)
+                submission_id=f"promote-{record.id}" + (f"-{record.attempt}" if record.attempt > 1 else ""),
                 metadata={"jupyter-promote-job": record.id},
                 **options,
             )
