@@ -272,7 +272,7 @@ class JobView:
 
     def progress_line(self) -> str:
         """One line for a terminal: stage, cell N of M, steps and steps/s."""
-        parts = [self.state.value]
+        parts = [self.state.value] + ([f"attempt {self.attempt}"] if self.attempt > 1 else [])
         if self.cells_total and self.state is JobState.RUNNING and self.cell_number is not None:
             parts.append(f"cell {self.cell_number}/{self.cells_total}")
         if self.steps:

@@ -132,7 +132,9 @@ describe('the Promote form', () => {
       'Seeds',
       'Contention',
       'Contention amount',
-      'Kernel'
+      'Kernel',
+      'Secrets',
+      'Retries'
     ]) {
       expect(html).toContain(`aria-label="${label}"`);
     }
@@ -145,6 +147,28 @@ describe('the Promote form', () => {
     const html = render(emptyForm('local'), [], { 'resources.cpus': '0: must be a whole number of at least 1' });
     expect(html).toMatch(
       /aria-label="Resource cpus"[^>]*\/><\/label><div class="jp-Promote-fieldError" role="alert" data-field="resources.cpus">0: must be/
+    );
+  });
+});
+
+describe('secrets and retries in the form', () => {
+  it('sends secrets by reference (a bare name is the server environment variable of that name) and retries', () => {
+    const form = { ...emptyForm('kubernetes'), retries: '2', secrets: 'HF_TOKEN\n\nDB=file:/home/me/.db \n' };
+    expect(toRequest('train.ipynb', form, [])).toEqual({
+      notebook: 'train.ipynb',
+      target: 'kubernetes',
+      retries: 2,
+      secrets: { HF_TOKEN: 'env:HF_TOKEN', DB: 'file:/home/me/.db' }
+    });
+    expect(toRequest('train.ipynb', emptyForm('local'), [])).toEqual({ notebook: 'train.ipynb', target: 'local' });
+  });
+
+  it('refuses a name that is no variable and a retry count that is no whole number, beside their fields', () => {
+    expect(() => toRequest('t.ipynb', { ...emptyForm('local'), secrets: 'my-token=env:X' }, [])).toThrow(
+      expect.objectContaining({ field: 'secrets' })
+    );
+    expect(() => toRequest('t.ipynb', { ...emptyForm('local'), retries: '-1' }, [])).toThrow(
+      expect.objectContaining({ field: 'retries' })
     );
   });
 });

@@ -16,7 +16,14 @@ import { parameterText } from '../parameters';
 import { PreflightChecks, usePreview } from '../preview';
 import { IPromoteDialogSection } from '../tokens';
 import { ContentionSection, EnvironmentSection, RepeatSection, SweepSection } from './groups';
-import { MonitoringSection, NotifySection, ParametersSection, ResourcesSection, TargetSection } from './sections';
+import {
+  MonitoringSection,
+  NotifySection,
+  ParametersSection,
+  ReliabilitySection,
+  ResourcesSection,
+  TargetSection
+} from './sections';
 
 /** What the dialog returns: the form, and what the server said of the notebook (its parameters, its own kernel). */
 export interface IPromoteChoice {
@@ -117,6 +124,7 @@ export function PromoteForm(props: IPromoteFormProps): JSX.Element {
       <ParametersSection {...section} parameters={preview?.parameters ?? null} />
       <ResourcesSection {...section} target={targets?.find(t => t.name === form.target)} />
       <MonitoringSection {...section} />
+      <ReliabilitySection {...section} />
       <NotifySection {...section} destinations={destinations} />
       <SweepSection {...section} />
       <RepeatSection {...section} />

@@ -9,7 +9,7 @@ import { INotifyDestination, IParameter, ITarget } from '../api/types';
 import { NanAction, RESOURCE_NAMES, ResourceName } from '../form/fields';
 import { IPromoteForm } from '../form/form';
 import { useTranslation } from '../i18n';
-import { CheckboxField, FieldErrorMessage, FieldErrors, SelectField, TextField } from './fields';
+import { CheckboxField, FieldErrorMessage, FieldErrors, SelectField, TextAreaField, TextField } from './fields';
 
 /** What every section is given: the form, a way to change it, and the errors by field. */
 export interface ISectionProps {
@@ -152,6 +152,38 @@ export function MonitoringSection(props: ISectionProps): JSX.Element {
         ariaLabel={trans.__('Deterministic')}
         checked={form.deterministic}
         onChange={deterministic => props.update({ deterministic })}
+      />
+    </fieldset>
+  );
+}
+
+/** Secrets by reference, and attempts when the infrastructure fails the job. */
+export function ReliabilitySection(props: ISectionProps): JSX.Element {
+  const trans = useTranslation();
+  const { form, errors } = props;
+  return (
+    <fieldset>
+      <legend>{trans.__('Secrets and retries')}</legend>
+      <TextAreaField
+        field="secrets"
+        errors={errors}
+        ariaLabel={trans.__('Secrets')}
+        placeholder={trans.__(
+          'HF_TOKEN\nDB_PASSWORD=file:/home/me/.db-password\nWANDB_API_KEY=kubernetes:wandb/api-key'
+        )}
+        rows={2}
+        value={form.secrets}
+        onChange={secrets => props.update({ secrets })}
+      />
+      <TextField
+        field="retries"
+        errors={errors}
+        label={trans.__('Retries')}
+        title={trans.__('Start the job again when the infrastructure fails it (preempted, evicted, a lost node)')}
+        ariaLabel={trans.__('Retries')}
+        placeholder="0"
+        value={form.retries}
+        onChange={retries => props.update({ retries })}
       />
     </fieldset>
   );

@@ -51,7 +51,9 @@ const SHOWS_ERROR: Record<FormField, true> = {
   replicas: true,
   seeds: true,
   contention: true,
-  notify: true
+  notify: true,
+  retries: true,
+  secrets: true
 };
 
 /**

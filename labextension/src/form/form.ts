@@ -7,7 +7,7 @@ import { IParameter, IPromoteRequest, IRequestResources } from '../api/types';
 import { parseParameter } from '../parameters';
 import type { IPromoteDialogSection } from '../tokens';
 import { ContentionKind, NanAction, RequestField } from './fields';
-import { FieldError, parseContention, parseSeeds, parseSweep, wholeNumber } from './parse';
+import { FieldError, parseContention, parseSecrets, parseSeeds, parseSweep, wholeNumber } from './parse';
 
 /** How a person enters each field of the request: text where the request wants a number or a list. */
 interface IFieldInputs {
@@ -34,6 +34,10 @@ interface IFieldInputs {
    * offered none (then nothing is sent and its defaults apply).
    */
   notify: string[] | null;
+  /** Attempts after the first when the infrastructure fails the job ('' = none). */
+  retries: string;
+  /** "NAME" or "NAME=SOURCE" lines (SOURCE env:VAR, file:PATH, kubernetes:SECRET/KEY, node-file:PATH). */
+  secrets: string;
 }
 
 /**
@@ -59,6 +63,8 @@ export function emptyForm(target: string, sections: readonly IPromoteDialogSecti
     seeds: '',
     contention: { kind: '', amount: '' },
     notify: null,
+    retries: '',
+    secrets: '',
     sections: Object.fromEntries(sections.map(section => [section.id, section.initial]))
   };
 }
@@ -175,6 +181,10 @@ export function toRequest(
     request.deterministic = true;
   }
   addGroup(request, form, parameters);
+  if (form.retries.trim()) {
+    request.retries = wholeNumber('retries', form.retries.trim(), 0);
+  }
+  setIfAny(request, 'secrets', parseSecrets(form.secrets));
   if (form.notify !== null) {
     request.notify = [...form.notify]; // always explicit once destinations are offered: [] is "nobody"
   }

@@ -102,3 +102,23 @@ export function parseSweep(text: string, parameters: IParameter[]): Record<strin
   }
   return grid;
 }
+
+/**
+ * Parse the secrets field: one secret per line, "NAME" (from the server's environment variable NAME) or
+ * "NAME=SOURCE"; the server checks each source and says which one is not there.
+ */
+export function parseSecrets(text: string): Record<string, string> {
+  const secrets: Record<string, string> = {};
+  for (const line of text.split('\n').map(item => item.trim())) {
+    if (!line) {
+      continue;
+    }
+    const cut = line.indexOf('=');
+    const name = (cut < 0 ? line : line.slice(0, cut)).trim();
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) {
+      throw new FieldError('secrets', `${name}: not an environment variable's name (letters, digits and '_')`);
+    }
+    secrets[name] = cut < 0 ? `env:${name}` : line.slice(cut + 1).trim();
+  }
+  return secrets;
+}

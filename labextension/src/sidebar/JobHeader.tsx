@@ -36,6 +36,11 @@ export function JobHeader(props: {
           {view.state}
         </span>
         {view.reason && view.state !== 'succeeded' && <span className="jp-Promote-reason">{view.reason}</span>}
+        {view.attempt > 1 && (
+          <span className="jp-Promote-attempt" title={trans.__('Started again after an infrastructure failure')}>
+            {trans.__('attempt %1', view.attempt)}
+          </span>
+        )}
       </div>
       <h3 className="jp-Promote-title">{view.record.notebook.split('/').pop()}</h3>
       <div className="jp-Promote-muted">

@@ -38,6 +38,11 @@ const JobRow = React.memo(function JobRow(props: {
         )}
         <span className="jp-Promote-jobName">{view.record.notebook.split('/').pop()}</span>
         <span className="jp-Promote-muted">{view.record.target}</span>
+        {view.attempt > 1 && (
+          <span className="jp-Promote-attempt" data-attempt={view.attempt}>
+            {trans.__('attempt %1', view.attempt)}
+          </span>
+        )}
         {view.alerts.length > 0 && (
           <span className="jp-Promote-alertCount" title={trans.__('alerts')}>
             ⚠ {view.alerts.length}
