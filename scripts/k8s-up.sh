@@ -1,18 +1,18 @@
 #!/usr/bin/env bash
-# A real Kubernetes control plane for the Kubernetes target's tests, as a small site runs one: etcd
-# (Debian's etcd-server), kube-apiserver and kube-controller-manager (built from Debian's source package by
-# scripts/k8s-build.sh: its Job controller runs the Jobs, its garbage collector removes what they own),
-# RBAC on, users authenticated by token. The one node is scripts/k8s_node.py, a small node agent in place
-# of a kubelet (a kubelet 1.20 needs dockershim, a pause image and cgroup settings this machine does not
-# offer): it schedules pods onto itself, runs each pod's container in the local Docker engine, reports
-# its state and exit code (OOMKilled included) and serves its log to the API server as a kubelet does.
+# A real Kubernetes cluster for the Kubernetes target's tests, as a small site runs one: etcd (Debian's
+# etcd-server), kube-apiserver, kube-controller-manager and kube-scheduler (built from Debian's source
+# package by scripts/k8s-build.sh: the Job controller runs the Jobs, the garbage collector removes what they
+# own, the scheduler places the pods), RBAC on, users authenticated by token; one node, a real kubelet over
+# a containerd of its own that pulls the jobs' images by digest from the cluster's registry
+# (scripts/k8s-node-up.sh).
 #
-# Everything listens on 127.0.0.1 of a network namespace of its own (`promote-kube`, only `lo`);
-# scripts/ns_bridge.py forwards the host's 127.0.0.1:6443 to the API server. Users get a kubeconfig with a
-# token that may edit the namespace `promote` (the `edit` cluster role): /etc/promote-kube/user.kubeconfig,
-# installed as ~/.kube/config of whoever runs this script when they have none (so that `jupyter promote run
-# NB --target kubernetes` needs no settings), and by scripts/rig.sh for the rig's user. Idempotent: an API
-# server that answers is kept.
+# Everything listens in a network namespace of its own (`promote-kube`: `lo` and the pods' bridge) or on
+# loopback; scripts/ns_bridge.py forwards the host's 127.0.0.1:6443 to the API server. Users get a
+# kubeconfig with a token that may edit the namespace `promote` (the `edit` cluster role):
+# /etc/promote-kube/user.kubeconfig, installed as ~/.kube/config of whoever runs this script when they have
+# none (so that `jupyter promote run NB --target kubernetes` needs no settings), and by scripts/rig.sh for the
+# rig's user; the registry's HOST:PORT is in /etc/promote-kube/registry. Idempotent: a cluster whose API
+# server answers and whose node is Ready is kept.
 #
 # Usage: scripts/k8s-up.sh [stop]
 set -euo pipefail
@@ -22,47 +22,51 @@ BIN=/opt/promote-kube/bin
 ETC=/etc/promote-kube
 VAR=/var/lib/promote-kube
 PORT=6443
+NODE_IP=10.244.0.1 # the kubelet's, on the pods' bridge (scripts/k8s-node-up.sh)
 PY=$root/.venv/bin/python
 
 in_ns() { ip netns exec "$NS" "$@"; }
 stop() {
-  pkill -f "k8s_node.py" 2>/dev/null || true
+  bash "$root/scripts/k8s-node-up.sh" stop
+  pkill -f "k8s_node.py" 2>/dev/null || true # the stand-in node agent of earlier versions, and its pods
+  if command -v docker >/dev/null; then
+    docker ps -aq --filter label=io.kubernetes.pod.uid | xargs -r docker rm -f >/dev/null 2>&1 || true
+  fi
+  pkill -f "$BIN/kube-scheduler" 2>/dev/null || true
   pkill -f "$BIN/kube-controller-manager" 2>/dev/null || true
   pkill -f "$BIN/kube-apiserver" 2>/dev/null || true
   pkill -f "etcd --name promote-kube" 2>/dev/null || true
   pkill -f "ns_bridge.py $NS" 2>/dev/null || true
-  if command -v docker >/dev/null; then
-    docker ps -aq --filter label=io.kubernetes.pod.uid | xargs -r docker rm -f >/dev/null 2>&1 || true
-  fi
+  # gone before a new one takes their ports (the API server drains its requests first)
+  for _ in $(seq 40); do pgrep -f "^$BIN/kube-|^etcd --name promote-kube" >/dev/null || break; sleep 0.5; done
+  pkill -9 -f "^$BIN/kube-|^etcd --name promote-kube" 2>/dev/null || true
 }
 if [ "${1:-}" = stop ]; then stop; exit 0; fi
-if [ "$(id -u)" != 0 ]; then echo "k8s-up: needs root (a network namespace, the Docker engine)" >&2; exit 1; fi
+if [ "$(id -u)" != 0 ]; then echo "k8s-up: needs root (namespaces, cgroups, containerd)" >&2; exit 1; fi
 
 ready() { curl -sf --max-time 3 --cacert "$ETC/ca.crt" -H "Authorization: Bearer $(cat "$ETC/admin.token" 2>/dev/null)" \
   "https://127.0.0.1:$PORT/readyz" >/dev/null 2>&1; }
 node_ready() { curl -sf --max-time 3 --cacert "$ETC/ca.crt" -H "Authorization: Bearer $(cat "$ETC/admin.token")" \
-  "https://127.0.0.1:$PORT/api/v1/nodes/promote-node" 2>/dev/null | grep -q '"type": "Ready"'; }
-if ready && node_ready && pgrep -f k8s_node.py >/dev/null; then echo "k8s-up: the API server answers at https://127.0.0.1:$PORT"; exit 0; fi
+  "https://127.0.0.1:$PORT/api/v1/nodes/promote-node" 2>/dev/null | python3 -c 'import json, sys
+sys.exit(not [c for c in json.load(sys.stdin)["status"]["conditions"] if c["type"] == "Ready" and c["status"] == "True"])' 2>/dev/null; }
+registry_up() { curl -sf --max-time 2 "http://127.0.0.1:$(cut -d: -f2 "$ETC/registry" 2>/dev/null)/v2/" >/dev/null 2>&1; }
+if ready && node_ready && registry_up && pgrep -f "^$BIN/kubelet " >/dev/null && pgrep -f "^$BIN/kube-scheduler " >/dev/null; then
+  echo "k8s-up: the API server answers at https://127.0.0.1:$PORT"; exit 0
+fi
 stop
 
 bash "$root/scripts/k8s-build.sh"
 command -v etcd >/dev/null || apt-get install -y -qq etcd-server >/dev/null
-"$PY" -c "import kubernetes, docker" 2>/dev/null || { echo "k8s-up: the node agent needs the kubernetes and docker clients in $root/.venv (scripts/setup.sh)" >&2; exit 1; }
+"$PY" -c "import kubernetes" 2>/dev/null || { echo "k8s-up: needs the kubernetes client in $root/.venv (scripts/setup.sh)" >&2; exit 1; }
 
-# certificates: one CA for the API server's serving certificate, the node's, and the service accounts' keys
+# certificates: one CA for the API server's serving certificate, the kubelet's (serving, and its client
+# certificate as the node), the API server's client certificate for the kubelets, and the service accounts' keys
 mkdir -p "$ETC" "$VAR"
 chmod 0755 "$ETC"
 if [ ! -f "$ETC/ca.crt" ]; then
   (
     cd "$ETC"
     openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.crt -days 3650 -subj "/CN=promote-kube-ca" 2>/dev/null
-    for who in apiserver node; do
-      openssl req -newkey rsa:2048 -nodes -keyout "$who.key" -out "$who.csr" -subj "/CN=promote-$who" 2>/dev/null
-      printf 'subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:promote-node\n' >"$who.ext"
-      openssl x509 -req -in "$who.csr" -CA ca.crt -CAkey ca.key -CAcreateserial -out "$who.crt" -days 3650 \
-        -extfile "$who.ext" 2>/dev/null
-      rm -f "$who.csr" "$who.ext"
-    done
     openssl genrsa -out sa.key 2048 2>/dev/null
     openssl rsa -in sa.key -pubout -out sa.pub 2>/dev/null
     head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >admin.token
@@ -72,6 +76,19 @@ if [ ! -f "$ETC/ca.crt" ]; then
     chmod 0600 ./*.key ./*.token tokens.csv
   )
 fi
+cert() { # NAME SUBJECT [SUBJECT-ALT-NAMES]: a key and a certificate the cluster's CA signs, unless there
+  [ -f "$ETC/$1.crt" ] && return 0
+  openssl req -newkey rsa:2048 -nodes -keyout "$ETC/$1.key" -out "$ETC/$1.csr" -subj "$2" 2>/dev/null
+  printf 'subjectAltName=%s\n' "${3:-DNS:$1}" >"$ETC/$1.ext"
+  openssl x509 -req -in "$ETC/$1.csr" -CA "$ETC/ca.crt" -CAkey "$ETC/ca.key" -CAcreateserial -out "$ETC/$1.crt" \
+    -days 3650 -extfile "$ETC/$1.ext" 2>/dev/null
+  rm -f "$ETC/$1.csr" "$ETC/$1.ext"
+  chmod 0600 "$ETC/$1.key"
+}
+cert apiserver "/CN=promote-apiserver" "IP:127.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default"
+cert kubelet "/CN=promote-node" "IP:$NODE_IP,DNS:promote-node"
+cert kubelet-client "/O=system:nodes/CN=system:node:promote-node"
+cert apiserver-kubelet-client "/O=system:masters/CN=promote-apiserver-kubelet-client" # as kubeadm makes it
 kubeconfig() { # NAME TOKEN NAMESPACE
   cat >"$ETC/$1.kubeconfig" <<CFG
 apiVersion: v1
@@ -99,7 +116,7 @@ chmod 0644 "$ETC/user.kubeconfig"  # the users' own credentials: copied to ~/.ku
 ip netns list | grep -qw "$NS" || ip netns add "$NS"
 ip -n "$NS" link set lo up
 
-echo "k8s-up: starting etcd, kube-apiserver and kube-controller-manager in network namespace $NS"
+echo "k8s-up: starting etcd, kube-apiserver, kube-controller-manager and kube-scheduler in network namespace $NS"
 rm -rf "$VAR/etcd"
 nohup ip netns exec "$NS" etcd --name promote-kube --data-dir "$VAR/etcd" \
   --listen-client-urls http://127.0.0.1:2379 --advertise-client-urls http://127.0.0.1:2379 \
@@ -111,13 +128,16 @@ nohup ip netns exec "$NS" "$BIN/kube-apiserver" --etcd-servers=http://127.0.0.1:
   --service-account-key-file="$ETC/sa.pub" --service-account-signing-key-file="$ETC/sa.key" \
   --service-account-issuer=https://kubernetes.default.svc --service-cluster-ip-range=10.96.0.0/24 \
   --endpoint-reconciler-type=none --kubelet-certificate-authority="$ETC/ca.crt" --kubelet-preferred-address-types=InternalIP \
+  --kubelet-client-certificate="$ETC/apiserver-kubelet-client.crt" --kubelet-client-key="$ETC/apiserver-kubelet-client.key" \
   --allow-privileged=false --cert-dir="$VAR/apiserver" >"$VAR/apiserver.log" 2>&1 &
 for _ in $(seq 120); do in_ns curl -sf --max-time 2 --cacert "$ETC/ca.crt" -H "Authorization: Bearer $(cat "$ETC/admin.token")" \
   "https://127.0.0.1:$PORT/readyz" >/dev/null 2>&1 && break; sleep 0.5; done
 nohup ip netns exec "$NS" "$BIN/kube-controller-manager" --kubeconfig="$ETC/admin.kubeconfig" \
-  --bind-address=127.0.0.1 --secure-port=10257 --leader-elect=false \
-  --service-account-private-key-file="$ETC/sa.key" --root-ca-file="$ETC/ca.crt" \
+  --bind-address=127.0.0.1 --secure-port=10257 --port=0 --leader-elect=false \
+  --service-account-private-key-file="$ETC/sa.key" --root-ca-file="$ETC/ca.crt" --flex-volume-plugin-dir="$VAR/flexvolume" \
   --controllers='*,-nodeipam,-cloud-node-lifecycle,-route,-service' >"$VAR/controller-manager.log" 2>&1 &
+nohup ip netns exec "$NS" "$BIN/kube-scheduler" --kubeconfig="$ETC/admin.kubeconfig" \
+  --bind-address=127.0.0.1 --secure-port=10259 --port=0 --leader-elect=false >"$VAR/scheduler.log" 2>&1 &
 
 pkill -f "ns_bridge.py $NS" 2>/dev/null || true
 nohup "$PY" "$root/scripts/ns_bridge.py" "$NS" "$PORT" >"$VAR/bridge.log" 2>&1 &
@@ -144,11 +164,11 @@ make(client.RbacAuthorizationV1Api(api).create_namespaced_role_binding, "promote
 })
 PY
 
-echo "k8s-up: starting the node agent (promote-node, pods in the local Docker engine)"
-nohup ip netns exec "$NS" "$PY" "$root/scripts/k8s_node.py" --kubeconfig "$ETC/admin.kubeconfig" \
-  --cert "$ETC/node.crt" --key "$ETC/node.key" --state "$VAR/pods" >"$VAR/node.log" 2>&1 &
-for _ in $(seq 60); do node_ready && break; sleep 0.5; done
-node_ready || { echo "k8s-up: the node did not register" >&2; tail -20 "$VAR/node.log"; exit 1; }
+started=$(date +%s.%N)
+bash "$root/scripts/k8s-node-up.sh"
+for _ in $(seq 240); do node_ready && break; sleep 0.5; done
+node_ready || { echo "k8s-up: the node is not Ready" >&2; tail -20 "$VAR/kubelet.log"; exit 1; }
+echo "k8s-up: node promote-node Ready $(python3 -c "import time; print(round(time.time() - $started, 1))") s after its start"
 # the kubeconfig where the client looks by default, unless one of the user's own is there
 mine="$HOME/.kube/config"
 if [ ! -f "$mine" ] || grep -q "name: promote-kube" "$mine"; then

@@ -8,7 +8,8 @@
 #   - the notebook's kernel in a separate virtualenv (~/.venvs/project-kernel, Debian's Python 3.11),
 #     registered as the user's own kernelspec "project-kernel";
 #   - the user's jupyter_promote_config.py naming the offline base image (no image can be pulled here);
-#   - the user's ~/.kube/config for the cluster scripts/k8s-up.sh starts (namespace promote).
+#   - the user's ~/.kube/config for the cluster scripts/k8s-up.sh starts (namespace promote), and in their
+#     settings that cluster's registry (its node pulls the images pushed there with --push, by digest).
 #
 # Needs scripts/setup.sh (the build tools), scripts/docker-up.sh, scripts/base-image.sh and
 # scripts/slurm-up.sh first (and scripts/ray-up.sh, scripts/k8s-up.sh for those targets). Prints the wheel it installed.
@@ -56,6 +57,12 @@ as_user "mkdir -p ~/.jupyter && cat > ~/.jupyter/jupyter_promote_config.py" <<EO
 # written by jupyter-promote's scripts/rig.sh: no image can be pulled on this machine
 c.ImageBuilder.base_image = "$BASE_IMAGE"
 EOF
+# the Kubernetes cluster's registry, as a site names it to its users (scripts/k8s-up.sh)
+if [ -f /etc/promote-kube/registry ]; then
+  as_user "cat >> ~/.jupyter/jupyter_promote_config.py" <<EOF
+c.ImageBuilder.registry = "$(cat /etc/promote-kube/registry)/promote"
+EOF
+fi
 # the user's Kubernetes credentials, as a cluster's admin hands them out (scripts/k8s-up.sh)
 if [ -f /etc/promote-kube/user.kubeconfig ]; then
   install -d -o "$RIG_USER" -g "$(id -gn "$RIG_USER")" -m 0700 "$home/.kube"

@@ -11,8 +11,8 @@ bash scripts/base-image.sh
 bash scripts/slurm-up.sh
 # a real one-node Ray cluster (its own user, a loopback-only network namespace) for the Ray target's tests
 bash scripts/ray-up.sh
-# a real Kubernetes control plane (kube-apiserver and kube-controller-manager built from Debian's source,
-# etcd) and one node whose pods run in the Docker engine, in a loopback-only network namespace
+# a real Kubernetes cluster (kube-apiserver, kube-controller-manager, kube-scheduler and a kubelet built from
+# Debian's source, etcd, containerd, the cluster's registry) in a network namespace of its own
 bash scripts/k8s-up.sh
 # a real PostgreSQL server on 127.0.0.1 for the job store's hub configuration (c.PromoteExtension.db_url)
 bash scripts/postgres-up.sh

@@ -266,14 +266,15 @@ def ray_cluster() -> str:
     return address
 
 
-# ---- Kubernetes: the control plane and node scripts/k8s-up.sh starts ------------------------------------
+# ---- Kubernetes: the cluster scripts/k8s-up.sh starts (control plane, a kubelet, the cluster's registry) ----
 KUBECONFIG = "/etc/promote-kube/user.kubeconfig"  # a user's credentials: may edit the namespace promote
+KUBE_REGISTRY = "/etc/promote-kube/registry"  # HOST:PORT of the registry the node pulls from
 
 
 @pytest.fixture(scope="session")
 def kube_cluster() -> str:
-    """The Kubernetes tests need the cluster that scripts/test.sh starts (scripts/k8s-up.sh); never skipped.
-    Returns the users' kubeconfig."""
+    """The Kubernetes tests need the cluster that scripts/test.sh starts (scripts/k8s-up.sh) with its node
+    Ready; never skipped. Returns the users' kubeconfig."""
     try:
         from kubernetes import client, config
 
@@ -282,9 +283,24 @@ def kube_cluster() -> str:
         nodes = [n for n in client.CoreV1Api(admin).list_node().items if n.metadata.name == "promote-node"]
     except Exception as exc:
         pytest.fail(f"no Kubernetes API server answers with {KUBECONFIG} ({exc}): run scripts/k8s-up.sh (as root)")
-    if not nodes:
-        pytest.fail("the Kubernetes cluster has no node: run scripts/k8s-up.sh (as root)")
+    ready = [c for n in nodes for c in n.status.conditions or [] if c.type == "Ready" and c.status == "True"]
+    if not ready:
+        pytest.fail("the Kubernetes cluster has no Ready node: run scripts/k8s-up.sh (as root)")
     return KUBECONFIG
+
+
+@pytest.fixture(scope="session")
+def kube_registry(kube_cluster: str) -> str:
+    """The repository in the cluster's registry that the tests push the jobs' images to and the node pulls
+    them from by digest: HOST:PORT/promote."""
+    import urllib.request
+
+    try:
+        address = Path(KUBE_REGISTRY).read_text().strip()
+        urllib.request.urlopen(f"http://{address}/v2/", timeout=5)
+    except OSError as exc:
+        pytest.fail(f"the Kubernetes cluster's registry does not answer ({exc}): run scripts/k8s-up.sh (as root)")
+    return f"{address}/promote"
 
 
 # ---- Slurm: the one-node cluster scripts/slurm-up.sh starts ------------------------------------------

@@ -1,18 +1,21 @@
-"""End to end on a real Kubernetes control plane (scripts/k8s-up.sh): kube-apiserver with RBAC, the Job
-controller and garbage collector of kube-controller-manager, etcd, and one node whose pods run in the local
-Docker engine. The tests submit as a user who may edit one namespace. The pod sees none of the submitter's
-files: the job goes in a ConfigMap, and every event, the output notebook, the observed environment and the
-job's files come back through the pod's log. From the CLI and the REST API: success with inputs and
-artifacts, parity with the tested baseline, NaN failing fast, an OOM kill, a pod waiting for CPUs no node
-has, an image that cannot be pulled, a job the cluster forgot, cancel, a sweep of four, and a server killed
-outright while a Kubernetes job runs.
+"""End to end on a real Kubernetes cluster (scripts/k8s-up.sh): kube-apiserver with RBAC, the Job controller and
+garbage collector of kube-controller-manager, kube-scheduler, etcd, and one node, a kubelet over a containerd
+of its own that pulls the jobs' images by digest from the cluster's registry, where the tests push them
+(``c.ImageBuilder.registry`` and ``--push``). The tests submit as a user who may edit one namespace. The pod
+sees none of the submitter's files: the job goes in a ConfigMap, and every event, the output notebook, the
+observed environment and the job's files come back through the pod's log. From the CLI and the REST API:
+success with inputs and artifacts, parity with the tested baseline, NaN failing fast, an OOM kill, a pod
+waiting for CPUs no node has, an image that cannot be pulled, a job the cluster forgot, cancel, a sweep of
+four, and a server killed outright while a Kubernetes job runs.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
+import signal
 from pathlib import Path
 
 import fault_ledger
@@ -31,8 +34,9 @@ NAMESPACE = "promote"
 
 
 @pytest.fixture
-def kube_cli(docker_cli, kube_cluster, tmp_path):
+def kube_cli(docker_cli, kube_cluster, kube_registry, tmp_path):
     docker_cli.env["KUBECONFIG"] = kube_cluster
+    docker_cli.base = [*docker_cli.base, f"--ImageBuilder.registry={kube_registry}", "--push"]
     docker_cli.nb = lambda name, extra=(): on_kernel(NOTEBOOKS / name, SMALL_KERNEL, tmp_path / "nb", list(extra))
     return docker_cli
 
@@ -72,6 +76,8 @@ def test_a_notebook_runs_on_kubernetes_and_everything_comes_back_without_a_share
     output = json.loads((run / "output.ipynb").read_text())
     assert "hello" in json.dumps(output)
     assert record["state"] == "succeeded" and record["handle"]["job"] == job_name(record["id"])
+    # (in the image the node pulled from the cluster's registry by digest)
+    assert re.fullmatch(r"127\.0\.0\.1:\d+/promote@sha256:[0-9a-f]{64}", record["image"]["digest"]), record["image"]
     # ...and every event it wrote came back once, in order, numbered in the local log
     seqs = [e["seq"] for e in events(run)]
     assert seqs == list(range(1, len(seqs) + 1))
@@ -94,21 +100,22 @@ def test_an_oom_kill_in_a_pod_is_reported_with_its_limit(kube_cli):
     assert "128Mi" in record["message"]
 
 
-def _pipeline(tmp_path: Path, small_kernel: dict[str, str], monkeypatch, notebook: str, **resources):
+def _pipeline(tmp_path: Path, small_kernel: dict[str, str], monkeypatch, notebook: str, registry: str, **resources):
     monkeypatch.setenv("JUPYTER_PATH", small_kernel["JUPYTER_PATH"])
     path = on_kernel(NOTEBOOKS / notebook, SMALL_KERNEL, tmp_path / "nb")
-    pipeline = Pipeline(str(tmp_path / "runs"), poll_interval=0.2, image_builder=ImageBuilder(base_image=BASE_IMAGE))
+    builder = ImageBuilder(base_image=BASE_IMAGE, registry=registry)
+    pipeline = Pipeline(str(tmp_path / "runs"), poll_interval=0.2, image_builder=builder)
     request = PromoteRequest(
-        notebook=str(path), target="kubernetes", image=ImageRequest(), resources=Resources(**resources)
+        notebook=str(path), target="kubernetes", image=ImageRequest(push=True), resources=Resources(**resources)
     )
     return pipeline, pipeline.prepare(request)
 
 
 def test_a_pod_no_node_can_take_waits_queued_with_the_schedulers_reason(
-    tmp_path, small_kernel, kube_cluster, monkeypatch
+    tmp_path, small_kernel, kube_cluster, kube_registry, monkeypatch
 ):
     monkeypatch.setenv("KUBECONFIG", kube_cluster)
-    pipeline, prepared = _pipeline(tmp_path, small_kernel, monkeypatch, "success.ipynb", cpus=64)
+    pipeline, prepared = _pipeline(tmp_path, small_kernel, monkeypatch, "success.ipynb", kube_registry, cpus=64)
     target = KubernetesTarget()
 
     async def go():
@@ -138,9 +145,11 @@ async def wait_async(call, done, timeout: float = 60):
         await asyncio.sleep(0.5)
 
 
-def test_a_job_whose_pod_vanishes_with_its_job_is_lost(tmp_path, small_kernel, kube_cluster, monkeypatch):
+def test_a_job_whose_pod_vanishes_with_its_job_is_lost(
+    tmp_path, small_kernel, kube_cluster, kube_registry, monkeypatch
+):
     monkeypatch.setenv("KUBECONFIG", kube_cluster)
-    pipeline, prepared = _pipeline(tmp_path, small_kernel, monkeypatch, "hang.ipynb")
+    pipeline, prepared = _pipeline(tmp_path, small_kernel, monkeypatch, "hang.ipynb", kube_registry)
     target = KubernetesTarget()
     admin_core, admin_batch = (
         client.CoreV1Api(api(kube_cluster, "admin")),
@@ -153,10 +162,13 @@ def test_a_job_whose_pod_vanishes_with_its_job_is_lost(tmp_path, small_kernel, k
         await wait_async(
             lambda: asyncio.sleep(0, events(prepared.run.path)), lambda evs: any(e["type"] == "cell" for e in evs), 300
         )
-        # the cluster forgets the job: its Job goes, and its pod is killed at once (no grace: SIGKILL)
+        # the cluster forgets the job: its pod dies at once with the node under it (SIGKILL: no last word),
+        # its Job and pod go
         name = prepared.record.handle["job"]
+        pods = admin_core.list_namespaced_pod(NAMESPACE, label_selector=f"job-name={name}").items
+        assert sum(kill_pod_processes(pod.metadata.uid) for pod in pods) > 0
         admin_batch.delete_namespaced_job(name, NAMESPACE, body={"propagationPolicy": "Orphan"})
-        for pod in admin_core.list_namespaced_pod(NAMESPACE, label_selector=f"job-name={name}").items:
+        for pod in pods:
             admin_core.delete_namespaced_pod(pod.metadata.name, NAMESPACE, body={"gracePeriodSeconds": 0})
         fault_ledger.injected("Kubernetes Job and pod deleted behind the job's back")
         return await asyncio.wait_for(follow, 120)
@@ -164,6 +176,19 @@ def test_a_job_whose_pod_vanishes_with_its_job_is_lost(tmp_path, small_kernel, k
     view = asyncio.run(go())
     assert (view.state, view.reason) == (JobState.FAILED, "lost"), (view.state, view.reason, view.message)
     assert "has no Job" in view.message
+
+
+def kill_pod_processes(uid: str) -> int:
+    """SIGKILL every process of the pod ``uid`` on the test cluster's node (below the kubelet's cgroup root,
+    scripts/k8s-node-up.sh), as when the node dies under it: how many there were."""
+    pids = {
+        int(pid)
+        for procs in Path("/sys/fs/cgroup/pids/promote-kube").glob(f"**/pod{uid}/**/cgroup.procs")
+        for pid in procs.read_text().split()
+    }
+    for pid in pids:
+        os.kill(pid, signal.SIGKILL)
+    return len(pids)
 
 
 def test_a_sweep_of_four_on_kubernetes(kube_cli):
@@ -189,10 +214,10 @@ def test_a_sweep_of_four_on_kubernetes(kube_cli):
 
 
 def test_a_pod_whose_image_cannot_be_pulled_waits_with_the_reason_then_fails(
-    tmp_path, small_kernel, kube_cluster, monkeypatch
+    tmp_path, small_kernel, kube_cluster, kube_registry, monkeypatch
 ):
     monkeypatch.setenv("KUBECONFIG", kube_cluster)
-    pipeline, prepared = _pipeline(tmp_path, small_kernel, monkeypatch, "success.ipynb")
+    pipeline, prepared = _pipeline(tmp_path, small_kernel, monkeypatch, "success.ipynb", kube_registry)
     prepared.record.image = {"ref": "127.0.0.1:1/promote/missing:1"}  # a registry that is not there (loopback)
     target = KubernetesTarget(start_patience_s=8)
 
@@ -255,9 +280,19 @@ def test_a_diverging_notebook_fails_fast_with_nan_on_kubernetes(kube_cli, torch_
 
 
 @pytest.fixture
-def kube_server(tmp_path, small_kernel, kube_cluster):
+def small_image_pushed(small_kernel, kube_registry, tmp_path_factory, monkeypatch) -> str:
+    """The registry the small kernel's image was pushed to: the server (which pushes nothing) finds it in the
+    engine with its digest there, and the node pulls it by that digest, as a site's images are pushed before
+    its users' servers run them. (Pushed for each server: the image's tag covers the runner's source.)"""
+    _, prepared = _pipeline(tmp_path_factory.mktemp("push"), small_kernel, monkeypatch, "hang.ipynb", kube_registry)
+    assert "@sha256:" in (prepared.record.image or {}).get("digest", ""), prepared.record.image
+    return kube_registry
+
+
+@pytest.fixture
+def kube_server(tmp_path, small_kernel, kube_cluster, small_image_pushed):
     live = Live(tmp_path, {**small_kernel, "KUBECONFIG": kube_cluster})
-    live.server.args.append(f"--ImageBuilder.base_image={BASE_IMAGE}")
+    live.server.args += [f"--ImageBuilder.base_image={BASE_IMAGE}", f"--ImageBuilder.registry={small_image_pushed}"]
     live.on_kernel(SMALL_KERNEL)
     with live.running():
         yield live

@@ -109,8 +109,10 @@ def test_the_cli_promotes_a_notebook_with_files_beside_it(user, target, slurm_cl
     project = new_project(user, f"cli {target}", PROJECT)
     before = snapshot(project)
     # When the user promotes it from that folder, with their own venv activated
+    push = " --push" if target == "kubernetes" else ""  # to the cluster's registry, which its node pulls from
     done = as_user(
         f"{ACTIVATE} && cd {shlex.quote(str(project))} && jupyter promote run files.ipynb -p scale 2 --target {target}"
+        + push
     )
     # Then the job succeeded and what it wrote is in its run directory, owned by the user, listed as artifacts
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
@@ -217,6 +219,9 @@ def test_the_users_server_promotes_on_every_target_through_the_rest_api(
     docker_ready()
     server, project = user_server
     before = snapshot(project)
+    # Given the kernel's image in the Kubernetes cluster's registry (the server pushes nothing; its node pulls)
+    pushed = as_user(f"{ACTIVATE} && jupyter promote build --kernel project-kernel --push")
+    assert pushed.returncode == 0 and "@sha256:" in pushed.stdout + pushed.stderr, pushed
     # Given the dialog's preview of the notebook, which offers the user's own kernel
     preview = server.call("POST", "/jupyter-promote/freeze", {"notebook": "files.ipynb"})
     assert preview["kernel"] == "project-kernel" and "project-kernel" in {k["name"] for k in preview["kernels"]}
