@@ -13,7 +13,7 @@ from ._version import __version__
 if TYPE_CHECKING:
     from pathlib import Path
 
-__all__ = ["__version__", "attempt", "checkpoint_dir", "report"]
+__all__ = ["__version__", "attempt", "checkpoint_dir", "data", "report"]
 
 
 def report(tolerance: dict[str, Any] | None = None, **metrics: Any) -> dict[str, float]:
@@ -34,6 +34,14 @@ def checkpoint_dir() -> Path:
     from .runtime.checkpoints import checkpoint_dir as _checkpoint_dir
 
     return _checkpoint_dir()
+
+
+def data(name: str) -> Path:
+    """Where the job's input ``name`` (``--data NAME=URL``) lies on this node: a folder for a prefix, a file
+    for one object; fetched before the kernel started and cached on the node by content."""
+    from .runtime.inputs import data as _data
+
+    return _data(name)
 
 
 def attempt() -> int:

@@ -46,6 +46,18 @@ class PromoteSettings(Configurable):
         "own (--secret) override them. Values are read when a job is submitted and never stored.",
     ).tag(config=True)
 
+    artifacts_url = Unicode(
+        "",
+        help="Storage the cluster reads and writes (s3://bucket/prefix) where a job whose target shares no "
+        "filesystem with this machine (Ray, Kubernetes) puts its outputs and checkpoints (URL/JOB_ID/work, "
+        "/checkpoints): brought back into the run directory when it ends, and its checkpoints back to a later "
+        "attempt. Empty: only what the target's channel carries comes back.",
+    ).tag(config=True)
+    storage_options = Dict(
+        help='fsspec\'s options for that storage and for --data inputs, e.g. {"client_kwargs": {"endpoint_url": '
+        '"http://minio.internal:9000"}}; never credentials: give those as secrets (AWS_ACCESS_KEY_ID, ...).'
+    ).tag(config=True)
+
     retry_backoff_s = Float(
         5.0,
         min=0.0,

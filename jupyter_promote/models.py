@@ -166,6 +166,9 @@ class JobRecord:
     notify: list[str] = field(default_factory=list)  # the destinations (c.Notifications) told of its end and alerts
     secrets: dict[str, str] = field(default_factory=dict)  # variable -> source (a reference, never the value)
     retries: int = 0  # attempts after the first for infrastructure failures (launch/retry.py)
+    data: dict[str, str] = field(default_factory=dict)  # inputs: name -> URL (jupyter_promote/data)
+    artifacts_url: str = ""  # where the job's outputs and checkpoints go when its target shares no filesystem
+    storage_options: dict[str, Any] = field(default_factory=dict)  # fsspec's, no credentials (those are secrets)
     attempt: int = 1  # the attempt the job is in
     owner: str = ""  # who promoted it: the server's current user, or the CLI's login name
     #: the JobRequest (server/openapi.yaml) as validated and normalized: what a rerun asks for again

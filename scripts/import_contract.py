@@ -48,7 +48,9 @@ SIDES: dict[str, str] = {
     "jupyter_promote.job": SHARED,
     "jupyter_promote.job.cells": SHARED,  # the one cell-numbering rule: runner, engine, CLI, server
     "jupyter_promote.job.notebook": SHARED,
-    "jupyter_promote.monitor_settings": SHARED,  # the monitor checks' settings, read by models (the job record)
+    "jupyter_promote.monitor_settings": SHARED,
+    "jupyter_promote.data.*": SHARED,  # --data: parsed and checked by the submitter, fetched by the job's runner
+    "jupyter_promote.redact": SHARED,  # credentials out of URLs: stdlib only, for every process  # the monitor checks' settings, read by models (the job record)
 }
 
 #: The sides each side may import from (its own included), besides :data:`ALLOWED_ACROSS`.

@@ -39,7 +39,9 @@ stop() {
     sleep 0.2
   done
   # containerd, its shims and scripts/k8s-node.sh: every process in the node's mount namespace
-  if [ -f "$RUN.mntns" ]; then
+  # (never the host's own mount namespace: a node started without its private one would name it)
+  if [ -f "$RUN.mntns" ] && [ "$(cat "$RUN.mntns")" != "$(readlink /proc/1/ns/mnt)" ] \
+    && [ "$(cat "$RUN.mntns")" != "$(readlink /proc/self/ns/mnt)" ]; then
     mnt=$(cat "$RUN.mntns")
     for p in /proc/[0-9]*; do
       [ "$(readlink "$p/ns/mnt" 2>/dev/null)" = "$mnt" ] && kill -9 "${p#/proc/}" 2>/dev/null

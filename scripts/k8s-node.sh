@@ -15,6 +15,10 @@ RUN=/run/promote-kube/node
 BIN=/opt/promote-kube/bin
 NODE_IP=${1:?node IP}
 
+if [ "$(readlink /proc/self/ns/mnt)" = "$(readlink /proc/1/ns/mnt)" ]; then
+  echo "k8s-node: must run in a mount namespace of its own (see scripts/k8s-node-up.sh)" >&2
+  exit 1
+fi
 readlink /proc/self/ns/mnt >"$RUN.mntns" # how k8s-node-up.sh stop finds every process of the node
 exec 3>>"$VAR/containerd.log" 4>>"$VAR/kubelet.log"
 for f in vm/overcommit_memory vm/panic_on_oom kernel/panic kernel/panic_on_oops kernel/keys/root_maxkeys \

@@ -39,10 +39,11 @@ if answers; then echo "ray-up: the head answers at http://127.0.0.1:$PORT"; exit
 
 # the cluster's user and its Python environment (from the index, in the host's namespace)
 id "$USER_NAME" >/dev/null 2>&1 || useradd --system --create-home --home-dir "$HOME_DIR" --shell /bin/bash "$USER_NAME"
-if [ ! -f "$VENV/.complete" ] || ! runuser -u "$USER_NAME" -- "$VENV/bin/python" -c "import ray" 2>/dev/null; then
+if [ ! -f "$VENV/.complete" ] || ! runuser -u "$USER_NAME" -- "$VENV/bin/python" -c "import ray, s3fs" 2>/dev/null; then
   echo "ray-up: installing ray[default]==$RAY_VERSION and the runner's dependencies into $VENV"
   /usr/bin/python3 -m venv --clear "$VENV"  # the system's Python: the cluster's user can run it
-  deps=$(python3 -c "import tomllib,sys; print(' '.join(repr(d) for d in tomllib.load(open(sys.argv[1],'rb'))['project']['dependencies']))" "$root/pyproject.toml")
+  # the runner's dependencies, and the data extra's (a job's --data inputs are fetched on its node)
+  deps=$(python3 -c "import tomllib,sys; p=tomllib.load(open(sys.argv[1],'rb'))['project']; print(' '.join(repr(d) for d in p['dependencies'] + p['optional-dependencies']['data']))" "$root/pyproject.toml")
   eval "$VENV/bin/pip install --quiet 'ray[default]==$RAY_VERSION' $deps" 2> >(grep -v "is ignored: it is neither" >&2)
   touch "$VENV/.complete"
 fi
@@ -59,9 +60,10 @@ start_head() {
   echo "ray-up: starting the head (2 CPUs) in network namespace $NS as $USER_NAME"
   as_ray ray start --head --num-cpus=2 --node-ip-address=127.0.0.1 --port=6379 --dashboard-host=127.0.0.1 \
     --dashboard-port=$PORT --object-store-memory=200000000 --temp-dir="$HOME_DIR/tmp" --disable-usage-stats \
-    >"$HOME_DIR/ray-start.log" 2>&1 || { tail -20 "$HOME_DIR/ray-start.log"; return 1; }
+    >"$HOME_DIR/ray-start.log" 2>&1 9>&- || { tail -20 "$HOME_DIR/ray-start.log"; return 1; }
   pkill -f "ns_bridge.py $NS" 2>/dev/null || true
-  nohup "$VENV/bin/python" "$root/scripts/ns_bridge.py" "$NS" "$PORT" >"$HOME_DIR/bridge.log" 2>&1 &
+  # 9>&-: what runs on must not hold this script's lock (a later ray-up would wait for it forever)
+  nohup "$VENV/bin/python" "$root/scripts/ns_bridge.py" "$NS" "$PORT" >"$HOME_DIR/bridge.log" 2>&1 9>&- &
   for _ in $(seq 60); do answers && return 0; sleep 0.5; done
   return 1
 }

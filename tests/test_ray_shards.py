@@ -24,7 +24,8 @@ from test_ray import ray_cli  # noqa: F401 (the fixture: the CLI on the small ke
 from jupyter_promote.freeze import LOCK_FILE
 from jupyter_promote.image import shipped
 from jupyter_promote.image.shards import folder_bytes
-from jupyter_promote.targets.ray import RayTarget, _runner
+from jupyter_promote.targets.ray import RayTarget
+from jupyter_promote.targets.ray_upload import runner_copy as _runner
 
 MIB = 1 << 20
 CAP = 48 * MIB  # RayTarget.max_upload_mb's default

@@ -184,3 +184,52 @@ def test_a_ray_job_whose_runner_dies_resumes_from_a_shared_checkpoint_folder(cli
     assert record["handle"]["submission_id"] == f"promote-{record['id']}-2"
     assert any(e["type"] == "alert" and e["kind"] == "resumed" for e in stream)
     assert record["metrics"]["epochs"] == 8 and record["parity"]["verdict"] == "pass", record
+
+
+def test_a_kubernetes_job_whose_pod_is_evicted_resumes_from_its_checkpoint_volume(
+    docker_cli, kube_cluster, kube_registry, tmp_path
+):
+    """The Eviction API (a drain, a preemption) deletes the pod, not its Job: its runner hears SIGTERM and says
+    cancelled, but nobody cancelled; the target knows it was evicted, and the job starts again as a Job of its
+    own, its checkpoints on a volume every attempt mounts."""
+    from kubernetes import client, config
+
+    cli = docker_cli
+    cli.env["KUBECONFIG"] = kube_cluster
+    nb = training_notebook(tmp_path / "nb")
+    notebook = json.loads(nb.read_text())
+    notebook["metadata"]["kernelspec"] = {"name": SMALL_KERNEL, "display_name": SMALL_KERNEL, "language": "python"}
+    nb.write_text(json.dumps(notebook))
+    shared = Path(f"/tmp/promote-kube-checkpoints-{os.getpid()}")  # a folder of the node, as a hostPath
+    shared.mkdir(mode=0o1777, exist_ok=True)
+    shared.chmod(0o1777)
+    settings = tmp_path / "config"
+    settings.mkdir()
+    volume = {"hostPath": {"path": str(shared), "type": "Directory"}}
+    (settings / "jupyter_promote_config.py").write_text(f"c.KubernetesTarget.checkpoint_volume = {volume!r}\n")
+    cli.env["JUPYTER_CONFIG_DIR"] = str(settings)
+    registry = [f"--ImageBuilder.registry={kube_registry}", "--push", "--PromoteSettings.retry_backoff_s=0.5"]
+    proc = cli.popen(
+        "run", str(nb), "--target", "kubernetes", "--retries", "1", "-p", "pause", "0.7", *cli.base, *registry
+    )
+    admin = client.CoreV1Api(config.new_client_from_config(kube_cluster.replace("user", "admin")))
+    try:
+        run = wait_for(lambda: next(iter(cli.runs.glob("*/job.json")), None), 300, "the run directory").parent
+        job_id = job(run)["id"]
+        state = shared / job_id / "state.json"
+        wait_for(lambda: state.exists() and json.loads(state.read_text())["epoch"] >= 2, 300, "a checkpoint")
+        pod = admin.list_namespaced_pod("promote", label_selector=f"jupyter-promote.io/job={job_id}").items[0]
+        # When the pod is evicted through the API, as `kubectl drain` does
+        eviction = {"apiVersion": "policy/v1beta1", "kind": "Eviction", "metadata": {"name": pod.metadata.name}}
+        admin.create_namespaced_pod_eviction(pod.metadata.name, "promote", eviction)
+        out, err = proc.communicate(timeout=400)
+    finally:
+        proc.kill()
+        subprocess.run(["rm", "-rf", str(shared)], check=False)
+    assert proc.returncode == 0, out + err
+    record, stream = job(run), events(run)
+    assert record["state"] == "succeeded" and record["attempt"] == 2, record
+    assert [a["reason"] for a in stream if a["type"] == "attempt"] == ["evicted"]
+    assert record["handle"]["job"].endswith("-2")
+    assert any(e["type"] == "alert" and e["kind"] == "resumed" for e in stream)
+    assert record["metrics"]["epochs"] == 8 and record["parity"]["verdict"] == "pass", record

@@ -124,6 +124,11 @@ with masked_streams():
 
 # ---- the canary on every target ---------------------------------------------------------------------
 def _secret_cli(target, request, tmp_path):
+    if target == "kubernetes":
+        cli = request.getfixturevalue("docker_cli")
+        cli.env["KUBECONFIG"] = request.getfixturevalue("kube_cluster")
+        registry = request.getfixturevalue("kube_registry")
+        return cli, [*cli.base, f"--ImageBuilder.registry={registry}", "--push"]
     if target == "local":
         cli = request.getfixturevalue("cli")
         cli.env.update(request.getfixturevalue("small_kernel"))
@@ -140,16 +145,34 @@ SOURCES = {
     "docker": lambda tmp: f"file:{tmp}/token",
     "slurm": lambda tmp: f"node-file:{tmp}/token",
     "ray": lambda tmp: "env:CANARY_SOURCE",
+    "kubernetes": lambda tmp: "kubernetes:promote-canary/token",
 }
 
 
-@pytest.mark.parametrize("target", ["local", "docker", "slurm", "ray"])
+def _kube_secret(request, value: str) -> None:
+    """The canary in a Kubernetes Secret of the users' namespace (as a cluster's admin or CI would make it)."""
+    from kubernetes import client, config
+
+    core = client.CoreV1Api(config.new_client_from_config(request.getfixturevalue("kube_cluster")))
+    body = {"metadata": {"name": "promote-canary"}, "stringData": {"token": value}}
+    try:
+        core.create_namespaced_secret("promote", body)
+    except client.exceptions.ApiException as exc:
+        if exc.status != 409:
+            raise
+        core.replace_namespaced_secret("promote-canary", "promote", body)
+
+
+@pytest.mark.parametrize("target", ["local", "docker", "slurm", "ray", "kubernetes"])
 def test_a_secret_reaches_the_job_and_is_found_nowhere_we_store_or_relay(target, request, tmp_path):
     value = canary()
     token = tmp_path / "token"
     token.write_text(value + "\n")
     token.chmod(0o600)
     cli, extra = _secret_cli(target, request, tmp_path)
+    if target == "kubernetes":
+        _kube_secret(request, value)
+        extra += ["--secret", "SECOND_TOKEN=env:CANARY_SOURCE"]  # and one by value: the job's own Secret
     nb = on_kernel(NOTEBOOKS / "smoke.ipynb", SMALL_KERNEL, tmp_path / "nb", CELLS)
     source = SOURCES[target](tmp_path)
     result = cli(
@@ -173,7 +196,7 @@ def test_a_secret_reaches_the_job_and_is_found_nowhere_we_store_or_relay(target,
     printed = "".join("".join(o.get("text", "")) for c in output["cells"] for o in c.get("outputs", []))
     assert f"the token is {MASK}" in printed, printed
     # the record keeps the reference, never the value; nothing stored or relayed holds it
-    assert record["secrets"] == {"CANARY_TOKEN": source}
+    assert record["secrets"]["CANARY_TOKEN"] == source
     assert leaks(run, value) == [] and leaks(nb.parent, value) == []
     assert value not in result.stdout + result.stderr
     if target == "docker":  # nor the image the job ran in

@@ -85,6 +85,17 @@ def monitor_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def data_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--data",
+        action="append",
+        default=None,
+        metavar="NAME=URL",
+        help="an input on storage the cluster reads (s3://bucket/prefix): fetched on the node, cached by content, "
+        "found by the notebook at promote.data(NAME); repeat for several; credentials as --secret",
+    )
+
+
 def retry_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--retries",

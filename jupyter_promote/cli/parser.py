@@ -14,6 +14,7 @@ from traitlets.config import Configurable
 
 from .config_options import add_config_options
 from .options import (
+    data_options,
     image_options,
     interpreter_options,
     monitor_options,
@@ -131,6 +132,7 @@ def _run(sub: Commands) -> _Parser:
     monitor_options(run)
     secret_options(run)
     retry_options(run)
+    data_options(run)
     notify_options(run)
     image_options(run)
     return run
@@ -170,6 +172,7 @@ def _sweep(sub: Commands) -> _Parser:
     monitor_options(sweep)
     secret_options(sweep)
     retry_options(sweep)
+    data_options(sweep)
     notify_options(sweep)
     image_options(sweep)
     return sweep

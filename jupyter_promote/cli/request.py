@@ -29,6 +29,7 @@ _FLAG_OF_FIELD = {
     "notify": "--notify",
     "secrets": "--secret",
     "retries": "--retries",
+    "data": "--data",
 }
 
 
@@ -144,6 +145,7 @@ def request_body(args: argparse.Namespace) -> dict[str, Any]:
         "notify": args.notify,
         "secrets": _secrets(args.secret),
         "retries": args.retries,
+        "data": dict(text.partition("=")[::2] for text in args.data) if args.data else None,
         **_group_fields(args),
     }
     return {name: value for name, value in body.items() if value is not None}

@@ -22,9 +22,11 @@ from ..channel.keys import take_runner_key
 from ..channel.wire import EscapingFormatter
 from ..models import JobRecord
 from ..rundir import RunDir
+from ..runtime.checkpoints import CHECKPOINT_ENV
 from ..runtime.events import EventLog, EventTail
 from ..runtime.masking import mask
 from . import attempts, early_kernel
+from .job_data import JobData
 from .masked_output import mask_notebook_writes, masked_streams
 from .outcome import outcome
 from .output import finish_output
@@ -137,6 +139,7 @@ def run(run_dir: str) -> int:
     log = EventLog(str(run.events), record.id)
     log.emit("status", state="running", source="runner", pid=os.getpid())  # as soon as it can: before the setup
     _kernel_environment(run, record)
+    data = JobData(record)  # before the attempt names its checkpoint folder: whether the target gave one
     over = attempts.begin(run, record, log)
     if over is not None:  # Slurm ran it again more often than it may be
         log.emit("status", state="failed", reason="preempted", message=over, source="runner")
@@ -145,7 +148,7 @@ def run(run_dir: str) -> int:
     signal.signal(signal.SIGTERM, lambda *_: supervisor.stop("cancelled"))
     signal.signal(signal.SIGINT, lambda *_: supervisor.stop("cancelled"))
     with masked_streams(), Pulse(log, record.monitor.heartbeat_s):
-        state, reason, message = _execute(run, record, log, supervisor)
+        state, reason, message = _execute(run, record, log, supervisor, data)
         if message:
             print(f"jupyter-promote: job {state}: {mask(message)}", file=sys.stderr, flush=True)
     if state == "cancelled" and attempts.requeued_by_slurm():  # not a cancel: Slurm runs the job again
@@ -157,7 +160,7 @@ def run(run_dir: str) -> int:
 
 
 def _execute(
-    run: RunDir, record: JobRecord, log: EventLog, supervisor: Supervisor
+    run: RunDir, record: JobRecord, log: EventLog, supervisor: Supervisor, data: JobData
 ) -> tuple[str, str | None, str | None]:
     """Execute the job notebook under ``supervisor`` and classify how it ended: (state, reason, message)."""
     error: BaseException | None = None
@@ -165,6 +168,8 @@ def _execute(
     kernel: Any | None = None
     try:
         staged = _working_dir(run, record)
+        data.fetch_inputs()  # named to the kernel in its environment: before it starts
+        data.resume_checkpoints(Path(os.environ[CHECKPOINT_ENV]))
         # the kernel boots while papermill loads (papermill would import first, then start it)
         kernel = early_kernel.start(_kernel_name(record), str(staged.work))
         papermill = import_papermill()  # loads the "promote" entry point, i.e. .papermill_engine
@@ -182,6 +187,7 @@ def _execute(
         supervisor.close()
         early_kernel.shut_down(kernel)  # nbclient stops the kernel it ran; this one only if it never did
     _report_files(log, staged)
+    data.finish(staged.work if staged is not None else None, Path(os.environ[CHECKPOINT_ENV]))
     # a monitor decision may have been written just before the kernel went down
     events = EventTail(str(run.events)).read()
     for event in events:

@@ -122,6 +122,14 @@ def _secrets(body: dict[str, Any], resolve: Resolve, settings: PromoteSettings) 
     return stored(refs)
 
 
+def _data(body: dict[str, Any], resolve: Resolve, settings: PromoteSettings) -> dict[str, str]:
+    """The job's inputs, each parsed (a scheme fsspec knows and can open here): reachability is checked when
+    the job is prepared, with its secrets."""
+    from ..data import parse_data
+
+    return {name: parse_data(f"{name}={url}").url for name, url in body.get("data", {}).items()}
+
+
 def _retries(body: dict[str, Any], resolve: Resolve, settings: PromoteSettings) -> int:
     return int(body.get("retries", 0))
 
@@ -164,6 +172,7 @@ JOB_FIELDS: dict[str, FieldHandler] = {
     "notify": _notify,
     "secrets": _secrets,
     "retries": _retries,
+    "data": _data,
     "resources": _resources,
     "monitor": _monitor,
 }

@@ -72,6 +72,12 @@ class Launcher:
             request.image = None
         elif request.image is None:
             request.image = ImageRequest()
+        if target.pulls_images and request.image is not None and not request.image.push:
+            # its nodes pull the image: pushed to the configured registry (both doors; a server's request
+            # has no --push of its own)
+            from ..image import ImageBuilder
+
+            request.image.push = bool(request.image.registry or ImageBuilder(config=self.config).registry)
         return target, list(warnings or [])
 
     def pipeline(self, on_line: Callable[[str], None] = lambda line: None) -> Pipeline:
@@ -89,6 +95,7 @@ class Launcher:
             reporters=self.reporters,
         )
         pipeline.retry_backoff_s = settings.retry_backoff_s
+        pipeline.artifacts_url, pipeline.storage_options = settings.artifacts_url, dict(settings.storage_options)
         return pipeline
 
     def close(self, timeout: float = 60.0) -> None:

@@ -6,6 +6,7 @@ as an event (a ``status`` event with its ``stage``).
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import os
 import shutil
@@ -25,6 +26,7 @@ from ..runtime.events import EventLog
 from ..targets import Target
 from .prepared import Prepared
 from .request import ImageRequest, PromoteRequest, default_run_dir, job_record, new_job_id
+from .storage import bring_back, check_inputs, credentials_of
 
 FALLBACK_KERNEL = "python3"
 
@@ -89,6 +91,8 @@ class Pipeline:
 
         self.target_patience = TARGET_PATIENCE_S
         self.retry_backoff_s = 5.0  # seconds before a job's second attempt, doubled for each after it
+        self.artifacts_url = ""  # c.PromoteSettings.artifacts_url
+        self.storage_options: dict[str, Any] = {}  # c.PromoteSettings.storage_options
 
     def prepare(self, request: PromoteRequest, job_id: str | None = None) -> Prepared:
         """Validate, then create the run directory, freeze the kernel and write the job notebook.
@@ -99,6 +103,7 @@ class Pipeline:
         """
         notebook = os.path.abspath(request.notebook)
         secrets = _secret_values(request)  # a source that is not there is refused before anything is written
+        check_inputs(request.data, {**self.storage_options, **credentials_of(secrets)})
         nb = read_notebook(notebook)
         kernel = request.kernel or kernel_of(nb, request.notebook)
         try:
@@ -121,6 +126,7 @@ class Pipeline:
         self.on_run_dir(run)
         try:
             record = job_record(request, job_id, notebook=notebook, kernel=kernel, owner=request.owner or login_name())
+            record.artifacts_url, record.storage_options = self.artifacts_url, dict(self.storage_options)
             run.write(record)
             log = EventLog(str(run.events), job_id)
             message = "freezing the kernel's environment"
@@ -204,6 +210,8 @@ class Pipeline:
         from .follow import follow
 
         view = await follow(prepared, target, on_event, self.poll_interval, self.target_patience)
+        if prepared.record.artifacts_url and not target.shares_run_dir:
+            await asyncio.to_thread(bring_back, prepared)
         if view.state is JobState.SUCCEEDED and prepared.judge_alone:
             self.judge(prepared, view)
         return view

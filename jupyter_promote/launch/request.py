@@ -53,6 +53,7 @@ class PromoteRequest:
     notify: list[str] | None = None  # destinations (c.Notifications) by name; None: the configured defaults
     secrets: dict[str, str] = field(default_factory=dict)  # variable -> source (secrets.py), never a value
     retries: int = 0  # attempts after the first for infrastructure failures (retry.py)
+    data: dict[str, str] = field(default_factory=dict)  # input name -> URL on storage the cluster reads
     owner: str = ""  # who asks: the server's current user; empty: this process's login name
     #: the JobRequest this was made from, as job.json keeps it (see launch/body.py); empty when built by hand
     body: dict[str, Any] = field(default_factory=dict)
@@ -82,6 +83,7 @@ def job_record(request: PromoteRequest, job_id: str, **resolved: Any) -> JobReco
         "notify": list(request.notify or []),
         "secrets": dict(request.secrets),
         "retries": request.retries,
+        "data": dict(request.data),
         "owner": request.owner,
         "request": job_body(request.body, request.parameters),
         "created_at": round(time.time(), 3),

@@ -37,6 +37,10 @@ class Target(LoggingConfigurable):
     display_name: ClassVar[str]
     #: whether jobs run in the environment's container image (built and verified before submit)
     needs_image: ClassVar[bool] = False
+    #: whether the job's nodes pull its image from a registry (then it is pushed there whenever one is configured)
+    pulls_images: ClassVar[bool] = False
+    #: whether the job's runner writes into the run directory itself (else its target relays what it writes)
+    shares_run_dir: ClassVar[bool] = True
     #: which of the shared resource options this target honours, with what it does about each
     resource_support: ClassVar[dict[str, str]] = {}
 
@@ -129,3 +133,12 @@ def memory_text(n: int, binary_suffix: str = "") -> str:
         if n >= size and n % size == 0:
             return f"{n // size}{unit}{binary_suffix}"
     return f"{n} bytes"
+
+
+def data_environment(storage_options: dict[str, Any], data_cache: str) -> dict[str, str]:
+    """What a job's runner on a cluster's node is told of its storage (:mod:`jupyter_promote.execute.job_data`):
+    the target's storage options (JSON) and the node's cache of inputs, where the target names them."""
+    import json
+
+    env = {"PROMOTE_STORAGE_OPTIONS": json.dumps(storage_options)} if storage_options else {}
+    return {**env, **({"PROMOTE_DATA_CACHE": data_cache} if data_cache else {})}

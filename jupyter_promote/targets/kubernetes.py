@@ -36,10 +36,8 @@ from ..rundir import RunDir
 from .base import Target, TargetStatus
 from .inputs import carry_hidden_setting
 from .kubernetes_cluster import (
-    api_message,
-    check_secret_refs,
     connect,
-    create_or_replace,
+    create_job,
     delete_job,
     first_line,
     latest_pod,
@@ -50,6 +48,7 @@ from .kubernetes_status import (
     container_state,
     ended_conditions,
     ended_status,
+    evicted_status,
     lost_status,
     not_started_status,
     stuck_message,
@@ -69,6 +68,8 @@ class KubernetesTarget(Target):
     name: ClassVar[str] = "kubernetes"
     display_name: ClassVar[str] = "Kubernetes (a Job on a Kubernetes cluster)"
     needs_image: ClassVar[bool] = True
+    pulls_images: ClassVar[bool] = True
+    shares_run_dir: ClassVar[bool] = False
     resource_support: ClassVar[dict[str, str]] = {
         "cpus": "the container's CPU request and limit (the scheduler queues the pod until a node has them) "
         "and OMP_NUM_THREADS",
@@ -104,6 +105,12 @@ class KubernetesTarget(Target):
     ).tag(config=True)
     carry_hidden = carry_hidden_setting()
     kill_grace = Int(10, help="Seconds between SIGTERM and SIGKILL when a job is cancelled.").tag(config=True)
+    checkpoint_volume = Dict(
+        help="A volume source every attempt of a job sees, for its checkpoints (promote.checkpoint_dir()): e.g. "
+        '{"persistentVolumeClaim": {"claimName": "checkpoints"}}; each job gets its own folder (subPath: the job '
+        "id). Empty: the pod's scratch space, gone with the attempt (with c.PromoteSettings.artifacts_url the "
+        "checkpoints are kept on that storage instead, where the image's runner has its client).",
+    ).tag(config=True)
     pod_spec = Dict(
         help="More pod spec fields for every job (volumes, securityContext, priorityClassName, affinity, ...), "
         "over the ones above."
@@ -121,6 +128,7 @@ class KubernetesTarget(Target):
         self._ended_at: dict[str, float] = {}
         self._final: dict[str, TargetStatus] = {}  # what a deleted Job ended as
         self._stuck_since: dict[str, float] = {}  # jobs whose pod waits for its image or configuration
+        self._ran: dict[str, str] = {}  # job -> the uid of the pod that ran it
 
     # -- the cluster ---------------------------------------------------------------------------------------
     def api(self) -> Any:
@@ -168,6 +176,7 @@ class KubernetesTarget(Target):
             tolerations=list(self.tolerations),
             image_pull_secrets=list(self.image_pull_secrets),
             pod_spec=dict(self.pod_spec),
+            checkpoint_volume=dict(self.checkpoint_volume),
         )
 
     # -- submit -----------------------------------------------------------------------------------------
@@ -175,43 +184,23 @@ class KubernetesTarget(Target):
         return await asyncio.to_thread(self._submit, record, run, dict(secrets or {}))
 
     def _submit(self, record: JobRecord, run: RunDir, secrets: dict[str, str]) -> dict[str, Any]:
-        from kubernetes.client.exceptions import ApiException
-
         if not record.image:
             raise TargetError(
                 f"job {record.id}: the kubernetes target needs an image and the job has none", subject=record.id
             )
         core, batch = self._core(), self._batch()
-        namespace, name = self._namespace, job_name(record.id)
-        configmap = payload_configmap(record, run, name, self.max_inputs_kb, self.carry_hidden)
-        try:
-            check_secret_refs(core, namespace, record.secrets)
-            held = [("config_map", configmap)]
-            if secrets:  # the values the submitter read, in a Secret of the job's own
-                held.append(("secret", secret_manifest(record, name, secrets)))
-            for kind, body in held:
-                create_or_replace(core, kind, namespace, body)
-            image = record.image.get("digest") or record.image["ref"]  # pushed: by its registry digest
-            job = job_manifest(record, name, image, job_key(run.path), self._pod_settings())
-            created = batch.create_namespaced_job(namespace, job)
-            owner = {"apiVersion": "batch/v1", "kind": "Job", "name": name, "uid": created.metadata.uid}
-            for kind, _ in held:  # removed by the cluster with the Job
-                getattr(core, f"patch_namespaced_{kind}")(name, namespace, {"metadata": {"ownerReferences": [owner]}})
-        except ApiException as exc:
-            raise TargetError(
-                f"the Kubernetes cluster refused the job in namespace {namespace}: {api_message(exc)}",
-                subject=namespace,
-            ) from None
-        except Exception as exc:  # not answering
-            raise TargetError(
-                f"the Kubernetes API server does not answer: {first_line(exc)}", subject=namespace
-            ) from None
-        return {
-            "namespace": namespace,
-            "job": name,
-            "uid": created.metadata.uid,
-            "memory": record.resources.memory_bytes,
-        }
+        # each attempt a Job of its own (the last one's may still be going away); what it left here, forgotten
+        namespace, name = self._namespace, job_name(record.id) + (f"-{record.attempt}" if record.attempt > 1 else "")
+        for state in (self._final, self._stuck_since, self._ended_at, self._ran):
+            state.pop(record.id, None)
+        self._logs.forget(record.id)
+        held = [("config_map", payload_configmap(record, run, name, self.max_inputs_kb, self.carry_hidden))]
+        if secrets:  # the values the submitter read, in a Secret of the job's own
+            held.append(("secret", secret_manifest(record, name, secrets)))
+        image = record.image.get("digest") or record.image["ref"]  # pushed: by its registry digest
+        job = job_manifest(record, name, image, job_key(run.path), self._pod_settings())
+        uid = create_job(core, batch, namespace, job, held, record.secrets)
+        return {"namespace": namespace, "job": name, "uid": uid, "memory": record.resources.memory_bytes}
 
     # -- follow -----------------------------------------------------------------------------------------
     async def poll(self, handles: dict[str, dict[str, Any]]) -> dict[str, TargetStatus]:
@@ -231,6 +220,11 @@ class KubernetesTarget(Target):
         if job is None or job.metadata.uid != handle["uid"]:
             return lost_status(handle)
         pod = self._pod(handle)
+        if pod is not None and pod.status.phase == "Running":
+            self._ran.setdefault(job_id, pod.metadata.uid)
+        evicted = evicted_status(self._ran.get(job_id), handle, job, pod)
+        if evicted is not None:
+            return self._finish(job_id, handle, evicted)
         waiting, terminated = container_state(pod)
         conditions = ended_conditions(job)
         ended = "Complete" in conditions or "Failed" in conditions

@@ -111,3 +111,30 @@ def check_secret_refs(core: Any, namespace: str, sources: dict[str, str]) -> Non
             raise
         if key not in data:
             raise TargetError(f"secret {variable}: {source}: Secret {secret!r} has no key {key!r}", subject=variable)
+
+
+def create_job(
+    core: Any, batch: Any, namespace: str, job: dict[str, Any], held: list[tuple[str, Any]], secrets: dict[str, str]
+) -> str:
+    """The Job ``job`` and what it holds (its ConfigMap, its Secret: ``(kind, body)``), each then owned by the
+    Job (the cluster removes them with it); a ``kubernetes:`` secret checked first. Its uid; else one line."""
+    from kubernetes.client.exceptions import ApiException
+
+    name = job["metadata"]["name"]
+    try:
+        check_secret_refs(core, namespace, secrets)
+        for kind, body in held:
+            create_or_replace(core, kind, namespace, body)
+        created = batch.create_namespaced_job(namespace, job)
+        owner = {"apiVersion": "batch/v1", "kind": "Job", "name": name, "uid": created.metadata.uid}
+        for kind, _ in held:
+            getattr(core, f"patch_namespaced_{kind}")(name, namespace, {"metadata": {"ownerReferences": [owner]}})
+    except TargetError:
+        raise
+    except ApiException as exc:
+        raise TargetError(
+            f"the Kubernetes cluster refused the job in namespace {namespace}: {api_message(exc)}", subject=namespace
+        ) from None
+    except Exception as exc:  # not answering
+        raise TargetError(f"the Kubernetes API server does not answer: {first_line(exc)}", subject=namespace) from None
+    return str(created.metadata.uid)

@@ -32,6 +32,11 @@ class PodLogs:
         self._follows: dict[str, threading.Thread] = {}
         self.tailed: set[str] = set()  # jobs whose whole log has been read
 
+    def forget(self, job_id: str) -> None:
+        """A new attempt of ``job_id``: its log is another pod's, read from its start."""
+        self.tailed.discard(job_id)
+        self._follows.pop(job_id, None)
+
     def following(self, job_id: str) -> bool:
         """Whether ``job_id``'s log is read to its end or being followed now."""
         thread = self._follows.get(job_id)

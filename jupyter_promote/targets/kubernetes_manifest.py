@@ -21,6 +21,7 @@ from ..errors import TargetError
 from ..image.recipe import RUNNER_PREFIX
 from ..models import JobRecord
 from ..rundir import RunDir
+from ..runtime.checkpoints import CHECKPOINT_ENV
 from ..runtime.signing import KEY_ENV
 from .base import container_environment
 from .inputs import pack_inputs
@@ -29,6 +30,8 @@ from .inputs import pack_inputs
 CONFIGMAP_LIMIT = 1 << 20
 LABEL_JOB = "jupyter-promote.io/job"
 PAYLOAD_DIR = "/promote/job"
+#: Where a job's checkpoint folder is mounted (``KubernetesTarget.checkpoint_volume``).
+CHECKPOINT_DIR = "/promote/checkpoints"
 WORK_DIR = "/promote/run"
 
 
@@ -53,6 +56,7 @@ class PodSettings:
     tolerations: list[dict[str, Any]] = field(default_factory=list)
     image_pull_secrets: list[str] = field(default_factory=list)
     pod_spec: dict[str, Any] = field(default_factory=dict)
+    checkpoint_volume: dict[str, Any] = field(default_factory=dict)  # a volume source every attempt sees
 
 
 def payload_configmap(
@@ -89,6 +93,11 @@ def job_manifest(record: JobRecord, name: str, image: str, key: bytes, settings:
         "containers": [_container(record, name, image, key, settings.image_pull_policy)],
         "volumes": [{"name": "job", "configMap": {"name": name}}, {"name": "run", "emptyDir": {}}],
     }
+    if settings.checkpoint_volume:  # the job's checkpoints, in its own folder of the volume: kept across attempts
+        pod["volumes"].append({"name": "checkpoints", **settings.checkpoint_volume})
+        container = pod["containers"][0]
+        container["volumeMounts"].append({"name": "checkpoints", "mountPath": CHECKPOINT_DIR, "subPath": record.id})
+        container["env"].append({"name": CHECKPOINT_ENV, "value": CHECKPOINT_DIR})
     if settings.service_account:
         pod["serviceAccountName"] = settings.service_account
     if settings.node_selector:

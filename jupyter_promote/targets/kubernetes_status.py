@@ -77,7 +77,7 @@ def ended_status(pod: Any, terminated: Any, failed: Any, handle: dict[str, Any])
     code = terminated.exit_code if terminated is not None else None
     if pod is not None and pod.status.reason == "Evicted":  # the node took its resources back
         message = f"evicted: {pod.status.message or 'by the node'}"
-        return TargetStatus(JobState.FAILED, "killed", message, exit_code=code, overrides=True)
+        return TargetStatus(JobState.FAILED, "evicted", message, exit_code=code, overrides=True)
     if terminated is not None and terminated.reason == "OOMKilled":
         limit = handle.get("memory")
         message = (
@@ -92,3 +92,15 @@ def ended_status(pod: Any, terminated: Any, failed: Any, handle: dict[str, Any])
         message = f"the Job's deadline passed: {failed.message}"
         return TargetStatus(JobState.FAILED, "timeout", message, exit_code=code)
     return TargetStatus(None, message=failed.message if failed is not None else None, exit_code=code)
+
+
+def evicted_status(seen: str | None, handle: dict[str, Any], job: Any, pod: Any) -> TargetStatus | None:
+    """The pod that ran (uid ``seen``) deleted while its Job was not: evicted (the Eviction API, a drain, a
+    preemption). Its runner heard SIGTERM and said "cancelled", but nobody cancelled the job; and the Job
+    controller would start a replacement pod, which is not how the job's attempts go (``--retries``)."""
+    if seen is None or handle.get("cancelled") or job.metadata.deletion_timestamp is not None:
+        return None
+    if pod is not None and pod.metadata.uid == seen and pod.metadata.deletion_timestamp is None:
+        return None
+    message = "its pod was deleted while it ran, its Job was not (evicted, drained or preempted)"
+    return TargetStatus(JobState.FAILED, "evicted", message, overrides=True)

@@ -33,16 +33,16 @@ from traitlets import Bool, Dict, Int, Unicode
 from ..channel.keys import job_key
 from ..channel.receiver import Receiver
 from ..errors import TargetError
-from ..image.shards import folder_bytes
-from ..image.shipped import INPUTS_MANIFEST, environment_folders, pack_folder
+from ..image.shipped import environment_folders
 from ..models import JobRecord, JobState
 from ..rundir import RunDir
 from ..runtime.checkpoints import CHECKPOINT_ENV
 from ..runtime.signing import KEY_ENV
 from ..secrets import job_environment
-from .base import Target, TargetStatus
-from .inputs import carry_hidden_setting, copy_inputs
+from .base import Target, TargetStatus, data_environment
+from .inputs import carry_hidden_setting
 from .ray_sdk_log import route_sdk_log, sdk_log_into
+from .ray_upload import check_sizes, runner_copy, upload_dir
 
 #: Seconds a job Ray reports ended may still be bringing its log in before it is taken as ended.
 LOG_GRACE_S = 60.0
@@ -53,6 +53,7 @@ class RayTarget(Target):
 
     name: ClassVar[str] = "ray"
     display_name: ClassVar[str] = "Ray (a job on a Ray cluster)"
+    shares_run_dir: ClassVar[bool] = False
     resource_support: ClassVar[dict[str, str]] = {
         "cpus": "entrypoint_num_cpus (Ray queues the job until a node has them) and OMP_NUM_THREADS",
         "memory": "entrypoint_memory (scheduling only: Ray does not cap the job's memory)",
@@ -88,6 +89,15 @@ class RayTarget(Target):
     ).tag(config=True)
     carry_hidden = carry_hidden_setting()
     runtime_env = Dict(help="More runtime_env fields for every job (env_vars, container, ...).").tag(config=True)
+    storage_options = Dict(
+        help="fsspec's options as the cluster's nodes reach the storage of --data and artifacts_url, over "
+        "c.PromoteSettings.storage_options (e.g. another endpoint_url inside the cluster's network).",
+    ).tag(config=True)
+    data_cache = Unicode(
+        "",
+        help="The node's cache of --data inputs (by content; a second job on the node downloads nothing). Empty: "
+        "~/.cache/jupyter-promote/data of the user the cluster runs jobs as.",
+    ).tag(config=True)
     checkpoint_root = Unicode(
         "",
         help="A folder every node of the cluster shares (NFS, a mounted volume), writable by the cluster's jobs: a "
@@ -139,9 +149,9 @@ class RayTarget(Target):
         scratch = Path(tempfile.mkdtemp(prefix=".ray-upload-", dir=run.path))
         try:
             folders = environment_folders(run.env_dir, with_wheels=self.ship_wheels, cap=cap)
-            upload, inputs = self._upload_dir(record, run, scratch, cap)
-            py_modules = [*folders, *inputs] + ([_runner(scratch)] if self.ship_runner else [])
-            self._check_sizes([upload, *py_modules], cap)
+            upload, inputs = upload_dir(record, run, scratch, cap, self.max_inputs_mb, self.carry_hidden)
+            py_modules = [*folders, *inputs] + ([runner_copy(scratch)] if self.ship_runner else [])
+            check_sizes([upload, *py_modules], cap, self.max_upload_mb)
             sdk_log_into(run.build_log)
             return self._send(record, run, upload, folders[0].name, [str(f) for f in py_modules], secrets)
         finally:
@@ -154,6 +164,7 @@ class RayTarget(Target):
         env_vars = {"PYTHONUNBUFFERED": "1", **record.env, KEY_ENV: job_key(run.path).hex()}
         # the job's secrets in its runtime_env: whoever may read this cluster's jobs may read them (README)
         env_vars.update(job_environment(record.secrets, secrets))
+        env_vars.update(data_environment(self.storage_options, self.data_cache))
         if self.checkpoint_root:
             env_vars[CHECKPOINT_ENV] = f"{self.checkpoint_root.rstrip('/')}/{record.id}"
         if record.resources.cpus:
@@ -191,33 +202,6 @@ class RayTarget(Target):
                 f"the Ray cluster at {self.address} refused the job: {first}", subject=self.address
             ) from None
         return {"address": self.address, "submission_id": submission_id}
-
-    def _check_sizes(self, folders: list[Path], cap: int) -> None:
-        """Every folder Ray zips and sends (shards and parts are made to fit; the runner and the notebook are
-        checked) under the cap, else one line naming it."""
-        for folder in folders:
-            if (size := folder_bytes(folder)) > cap:
-                what = "the job's notebook" if folder.name == "job" else str(folder)
-                limit = f"more than Ray is sent in one request (RayTarget.max_upload_mb = {self.max_upload_mb})"
-                raise TargetError(f"{what}: {size / 2**20:.1f} MiB, {limit}", subject=str(folder))
-
-    def _upload_dir(self, record: JobRecord, run: RunDir, scratch: Path, cap: int) -> tuple[Path, list[Path]]:
-        """The job's own folder (``job.json``, ``job.ipynb`` and the manifest of the notebook's folder) and the
-        shards that carry the notebook's folder, in ``scratch``."""
-        upload = scratch / "job"
-        upload.mkdir()
-        shutil.copy2(run.job_json, upload / "job.json")
-        shutil.copy2(run.job_notebook, upload / "job.ipynb")
-        limit = self.max_inputs_mb << 20
-        source = Path(record.notebook).parent
-        total = copy_inputs(source, scratch / "inputs", {str(run.path)}, limit, self.carry_hidden)
-        if total > limit:
-            raise TargetError(
-                f"{source}: the notebook's folder holds over {self.max_inputs_mb} MiB of inputs, more than a Ray "
-                "job carries (RayTarget.max_inputs_mb); put datasets where the cluster reads them",
-                subject=record.notebook,
-            )
-        return upload, pack_folder(scratch / "inputs", scratch / "shards", upload / INPUTS_MANIFEST, cap)
 
     # -- follow -----------------------------------------------------------------------------------------
     async def poll(self, handles: dict[str, dict[str, Any]]) -> dict[str, TargetStatus]:
@@ -288,11 +272,3 @@ class RayTarget(Target):
     async def cancel(self, handle: dict[str, Any]) -> None:
         with contextlib.suppress(RuntimeError):  # a job the cluster no longer knows: nothing to stop
             await asyncio.to_thread(self.client().stop_job, handle["submission_id"])
-
-
-def _runner(scratch: Path) -> Path:
-    """This package less its web assets, copied (Ray's ``excludes`` would drop the notebook's files too)."""
-    from ..image.recipe import copy_runner_source
-
-    copy_runner_source(scratch / "runner")
-    return scratch / "runner" / "jupyter_promote"
