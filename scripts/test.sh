@@ -16,6 +16,9 @@ bash scripts/ray-up.sh
 bash scripts/k8s-up.sh
 # a real PostgreSQL server on 127.0.0.1 for the job store's hub configuration (c.PromoteExtension.db_url)
 bash scripts/postgres-up.sh
+# a real S3-compatible server (moto's) on 127.0.0.1, reachable inside the Ray cluster's namespace, for --data
+# and artifacts_url (after ray-up: it bridges into that namespace)
+bash scripts/s3-up.sh
 # the realistic rig: an unprivileged user with the built wheel in their own venv and their own kernel venv
 bash scripts/rig.sh
 export PATH="$(pwd)/.venv/bin:$PATH"

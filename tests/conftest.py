@@ -7,8 +7,11 @@ import json
 import os
 import subprocess
 import sys
+import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -338,3 +341,47 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
             terminalreporter.section(title)
             for line in lines:
                 terminalreporter.write_line(line)
+
+
+# ---- S3: moto's server, which scripts/s3-up.sh starts --------------------------------------------------
+S3_HOME = Path(os.environ.get("PROMOTE_S3_HOME", "/opt/promote-s3"))
+
+
+@dataclass(frozen=True)
+class S3:
+    """The server: its endpoint and its users' keys."""
+
+    endpoint: str
+    users: dict[str, dict[str, str]]
+
+    def options(self, user: str = "promote") -> dict[str, Any]:
+        keys = self.users[user]
+        return {"key": keys["key"], "secret": keys["secret"], "endpoint_url": self.endpoint}
+
+    def fs(self) -> Any:
+        import s3fs
+
+        return s3fs.S3FileSystem(**self.options(), skip_instance_cache=True)
+
+
+@pytest.fixture(scope="session")
+def s3() -> S3:
+    """The server scripts/s3-up.sh starts (idempotent: one that answers is kept); never skipped."""
+    try:
+        import s3fs  # noqa: F401
+    except ImportError:
+        pytest.fail("s3fs is not installed: pip install 'jupyter_promote[data]'")
+    done = subprocess.run(["bash", str(ROOT / "scripts" / "s3-up.sh")], capture_output=True, text=True, timeout=300)
+    if done.returncode != 0:
+        pytest.fail(f"scripts/s3-up.sh failed (run it as root): {(done.stderr or done.stdout).strip()[-500:]}")
+    info = json.loads((S3_HOME / "credentials.json").read_text())
+    return S3(info["endpoint_url"], info["users"])
+
+
+def new_bucket(s3: S3, objects: dict[str, bytes]) -> Iterator[str]:
+    """A bucket of its own holding ``objects`` (key -> content), removed afterwards."""
+    name, fs = f"t-{uuid.uuid4().hex[:12]}", s3.fs()
+    fs.call_s3("create_bucket", Bucket=name)
+    fs.pipe({f"{name}/{key}": data for key, data in objects.items()})
+    yield name
+    fs.rm(name, recursive=True)
