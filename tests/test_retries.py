@@ -233,3 +233,50 @@ def test_a_kubernetes_job_whose_pod_is_evicted_resumes_from_its_checkpoint_volum
     assert record["handle"]["job"].endswith("-2")
     assert any(e["type"] == "alert" and e["kind"] == "resumed" for e in stream)
     assert record["metrics"]["epochs"] == 8 and record["parity"]["verdict"] == "pass", record
+
+
+@pytest.fixture
+def store_bucket(s3):
+    from conftest import new_bucket
+
+    yield from new_bucket(s3, {})
+
+
+def test_a_ray_job_resumes_from_checkpoints_kept_on_object_storage(
+    cli, small_kernel, ray_cluster, s3, store_bucket, tmp_path
+):
+    """No volume the nodes share: the checkpoint folder is written to artifacts_url every few seconds, and
+    the next attempt reads it back before its kernel starts."""
+    import psutil
+    from test_data_jobs import store_settings
+
+    cli.env.update(small_kernel)
+    nb = training_notebook(tmp_path / "nb")
+    notebook = json.loads(nb.read_text())
+    notebook["metadata"]["kernelspec"] = {"name": SMALL_KERNEL, "display_name": SMALL_KERNEL, "language": "python"}
+    nb.write_text(json.dumps(notebook))
+    env, secrets = store_settings(tmp_path, s3, f"s3://{store_bucket}/runs")
+    cli.env.update(env)
+    args = ["run", str(nb), "--target", "ray", "--retries", "1", "-p", "pause", "1.5", *secrets]
+    proc = cli.popen(*args, "--PromoteSettings.retry_backoff_s=0.5")
+    try:
+        run = wait_for(lambda: next(iter(cli.runs.glob("*/job.json")), None), 120, "the run directory").parent
+        stored = f"{store_bucket}/runs/{job(run)['id']}/checkpoints/state.json"
+
+        def saved_past_epoch_2() -> bool:
+            fs = s3.fs()
+            return fs.exists(stored) and json.loads(fs.cat(stored))["epoch"] >= 2
+
+        wait_for(saved_past_epoch_2, 300, "a checkpoint on the store")
+        pid = [e["pid"] for e in events(run) if e["type"] == "status" and e.get("state") == "running"][-1]
+        runner = psutil.Process(pid)
+        for process in [*runner.children(recursive=True), runner]:
+            process.kill()
+        out, err = proc.communicate(timeout=400)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, out + err
+    record, stream = job(run), events(run)
+    assert record["state"] == "succeeded" and record["attempt"] == 2, record
+    assert any(e["type"] == "alert" and e["kind"] == "resumed" for e in stream)
+    assert record["metrics"]["epochs"] == 8 and record["parity"]["verdict"] == "pass", record

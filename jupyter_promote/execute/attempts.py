@@ -44,15 +44,22 @@ def begin(run: RunDir, record: JobRecord, log: EventLog) -> str | None:
         log.emit("attempt", number=number, reason="requeued", message=message, source="runner")
         if restarts > record.retries:
             return f"requeued by Slurm {restarts} time(s), more than --retries {record.retries}"
-    if number > 1:
-        kept = sum(1 for path in folder.rglob("*") if path.is_file())
-        if kept:
-            text = f"attempt {number} resumes: the checkpoint folder holds {kept} file(s) from an earlier attempt"
-            log.emit("alert", kind="resumed", action="alert", source="runner", files=kept, message=text)
-        else:
-            text = f"attempt {number} restarts from the top: no checkpoint was saved (promote.checkpoint_dir())"
-            log.emit("alert", kind="restarted", action="alert", source="runner", message=text)
     return None
+
+
+def say_how_it_starts(log: EventLog) -> None:
+    """An attempt after the first says whether it resumes (its checkpoint folder holds what an earlier one
+    saved: on the run directory, a volume, or read back from the store) or restarts from the top."""
+    number = int(os.environ.get(ATTEMPT_ENV, "1"))
+    if number <= 1:
+        return
+    kept = sum(1 for path in Path(os.environ[CHECKPOINT_ENV]).rglob("*") if path.is_file())
+    if kept:
+        text = f"attempt {number} resumes: the checkpoint folder holds {kept} file(s) from an earlier attempt"
+        log.emit("alert", kind="resumed", action="alert", source="runner", files=kept, message=text)
+    else:
+        text = f"attempt {number} restarts from the top: no checkpoint was saved (promote.checkpoint_dir())"
+        log.emit("alert", kind="restarted", action="alert", source="runner", message=text)
 
 
 def requeued_by_slurm(timeout: float = 10.0) -> bool:

@@ -170,6 +170,7 @@ def _execute(
         staged = _working_dir(run, record)
         data.fetch_inputs()  # named to the kernel in its environment: before it starts
         data.resume_checkpoints(Path(os.environ[CHECKPOINT_ENV]))
+        attempts.say_how_it_starts(log)
         # the kernel boots while papermill loads (papermill would import first, then start it)
         kernel = early_kernel.start(_kernel_name(record), str(staged.work))
         papermill = import_papermill()  # loads the "promote" entry point, i.e. .papermill_engine
