@@ -86,6 +86,9 @@ class TerminalProgress:
                 self.note(f"[{time.strftime('%H:%M:%S')}] {event['state']}{detail}")
         elif kind == "alert":
             self.note(f"! {event['kind']} alert: {event['message']}")
+        elif kind == "attempt":  # the infrastructure failed the job: it starts again
+            self._last_state = None
+            self.note(f"[{time.strftime('%H:%M:%S')}] {event.get('message') or 'started again'}")
         elif kind == "metric":
             self.note("  metrics: " + ", ".join(f"{k}={v}" for k, v in event["metrics"].items()))
         elif kind == "cell" and event.get("phase") == "start" and not self.tty:

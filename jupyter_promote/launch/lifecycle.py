@@ -71,6 +71,7 @@ class JobLifecycle:
         self.reporters: tuple[JobReporter, ...] = pipeline.reporters
         self.prepared: Prepared | None = None
         self.cancel_requested = False
+        self._told = 0  # the last event the hooks and reporters were told of
 
     def prepare(self, request: PromoteRequest, job_id: str | None = None) -> Prepared:
         """Freeze, (build,) convert: blocking, so the CLI runs it where Ctrl-C reaches it and the server in a
@@ -159,6 +160,9 @@ class JobLifecycle:
         return await self.pipeline.follow(prepared, self.target, self._event)
 
     def _event(self, event: dict[str, Any], view: JobView) -> None:
+        if event["seq"] <= self._told:  # an attempt's follower reads the stream from its start: told once
+            return
+        self._told = int(event["seq"])
         self.hooks.event(event, view)
         if self.reporters and event.get("type") == "alert" and self.prepared is not None:
             job = self._as_now(self.prepared.record, view).to_json()
