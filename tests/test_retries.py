@@ -55,6 +55,22 @@ def training_notebook(folder: Path, kernel: str = "python3") -> Path:
     return path
 
 
+def on_small_kernel(nb: Path) -> None:
+    """The notebook names the small kernel (its baseline was made on python3: plain Python, the same result)."""
+    notebook = json.loads(nb.read_text())
+    notebook["metadata"]["kernelspec"] = {"name": SMALL_KERNEL, "display_name": SMALL_KERNEL, "language": "python"}
+    nb.write_text(json.dumps(notebook))
+
+
+def kill_tree(pid: int) -> None:
+    """The process ``pid`` and everything it started, killed: a worker dying with its children."""
+    import psutil
+
+    runner = psutil.Process(pid)
+    for process in [*runner.children(recursive=True), runner]:
+        process.kill()
+
+
 def running_pid(run: Path) -> int | None:
     """The runner's pid, once the job's latest attempt runs and has saved a checkpoint past epoch 2."""
     state = run / "checkpoints" / "state.json"
@@ -152,13 +168,9 @@ def _squeue(slurm_id: str) -> str:
 
 
 def test_a_ray_job_whose_runner_dies_resumes_from_a_shared_checkpoint_folder(cli, small_kernel, ray_cluster, tmp_path):
-    import psutil
-
     cli.env.update(small_kernel)
     nb = training_notebook(tmp_path / "nb")  # its baseline made on python3; the job runs on the small kernel
-    notebook = json.loads(nb.read_text())
-    notebook["metadata"]["kernelspec"] = {"name": SMALL_KERNEL, "display_name": SMALL_KERNEL, "language": "python"}
-    nb.write_text(json.dumps(notebook))
+    on_small_kernel(nb)
     shared = Path(f"/tmp/promote-ray-checkpoints-{os.getpid()}")  # the cluster's jobs run as another user
     shared.mkdir(mode=0o1777, exist_ok=True)
     shared.chmod(0o1777)
@@ -170,9 +182,7 @@ def test_a_ray_job_whose_runner_dies_resumes_from_a_shared_checkpoint_folder(cli
         wait_for(lambda: state.exists() and json.loads(state.read_text())["epoch"] >= 2, 300, "a checkpoint")
         pid = [e["pid"] for e in events(run) if e["type"] == "status" and e.get("state") == "running"][-1]
         # When the worker process running the job dies, with the kernel it started (not a cancel)
-        runner = psutil.Process(pid)
-        for process in [*runner.children(recursive=True), runner]:
-            process.kill()
+        kill_tree(pid)
         out, err = proc.communicate(timeout=400)
     finally:
         proc.kill()
@@ -197,9 +207,7 @@ def test_a_kubernetes_job_whose_pod_is_evicted_resumes_from_its_checkpoint_volum
     cli = docker_cli
     cli.env["KUBECONFIG"] = kube_cluster
     nb = training_notebook(tmp_path / "nb")
-    notebook = json.loads(nb.read_text())
-    notebook["metadata"]["kernelspec"] = {"name": SMALL_KERNEL, "display_name": SMALL_KERNEL, "language": "python"}
-    nb.write_text(json.dumps(notebook))
+    on_small_kernel(nb)
     shared = Path(f"/tmp/promote-kube-checkpoints-{os.getpid()}")  # a folder of the node, as a hostPath
     shared.mkdir(mode=0o1777, exist_ok=True)
     shared.chmod(0o1777)
@@ -247,14 +255,11 @@ def test_a_ray_job_resumes_from_checkpoints_kept_on_object_storage(
 ):
     """No volume the nodes share: the checkpoint folder is written to artifacts_url every few seconds, and
     the next attempt reads it back before its kernel starts."""
-    import psutil
     from test_data_jobs import store_settings
 
     cli.env.update(small_kernel)
     nb = training_notebook(tmp_path / "nb")
-    notebook = json.loads(nb.read_text())
-    notebook["metadata"]["kernelspec"] = {"name": SMALL_KERNEL, "display_name": SMALL_KERNEL, "language": "python"}
-    nb.write_text(json.dumps(notebook))
+    on_small_kernel(nb)
     env, secrets = store_settings(tmp_path, s3, f"s3://{store_bucket}/runs")
     cli.env.update(env)
     args = ["run", str(nb), "--target", "ray", "--retries", "1", "-p", "pause", "1.5", *secrets]
@@ -269,9 +274,7 @@ def test_a_ray_job_resumes_from_checkpoints_kept_on_object_storage(
 
         wait_for(saved_past_epoch_2, 300, "a checkpoint on the store")
         pid = [e["pid"] for e in events(run) if e["type"] == "status" and e.get("state") == "running"][-1]
-        runner = psutil.Process(pid)
-        for process in [*runner.children(recursive=True), runner]:
-            process.kill()
+        kill_tree(pid)
         out, err = proc.communicate(timeout=400)
     finally:
         proc.kill()
