@@ -283,3 +283,57 @@ def test_a_ray_job_resumes_from_checkpoints_kept_on_object_storage(
     assert record["state"] == "succeeded" and record["attempt"] == 2, record
     assert any(e["type"] == "alert" and e["kind"] == "resumed" for e in stream)
     assert record["metrics"]["epochs"] == 8 and record["parity"]["verdict"] == "pass", record
+
+
+def _notebook(folder: Path, *sources: str) -> Path:
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "python3", "language": "python"}
+    nb.cells = [nbformat.v4.new_code_cell(source) for source in sources]
+    folder.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, folder / "job.ipynb")
+    return folder / "job.ipynb"
+
+
+def test_a_cancel_during_the_back_off_ends_the_job_and_nothing_starts_again(cli, tmp_path):
+    """Review: `jupyter promote cancel` said "already ended" between attempts, and the next one ran anyway."""
+    nb = _notebook(tmp_path / "nb", "import os, signal\nos.killpg(os.getpgid(os.getppid()), signal.SIGKILL)")
+    proc = cli.popen("run", str(nb), "--retries", "2", "--PromoteSettings.retry_backoff_s=30")
+    try:
+        run = wait_for(lambda: next(iter(cli.runs.glob("*/job.json")), None), 60, "the run directory").parent
+        wait_for(lambda: any(e["type"] == "attempt" for e in events(run)), 60, "the attempt")
+        done = cli("cancel", job(run)["id"], timeout=60)
+        proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert done.returncode == 0 and "cancelled" in done.stdout + done.stderr, done.stdout + done.stderr
+    assert proc.returncode == 130  # the command that ran it says cancelled too
+    record = job(run)
+    assert record["state"] == "cancelled" and record["attempt"] == 2, record
+    assert [e["state"] for e in events(run) if e["type"] == "status" and e["state"] == "running"] == ["running"]
+
+
+def test_a_line_the_notebook_writes_with_a_low_seq_cannot_turn_its_error_into_a_retried_loss(cli, tmp_path):
+    """Review: a forged seq-1 line made the runner's signed final status read as a replay; the job was settled
+    lost, and lost is retried."""
+    forged = '{"seq": 1, "ts": 1.0, "job": "x", "type": "heartbeat"}'
+    nb = _notebook(
+        tmp_path / "nb",
+        f"import os\nopen(os.environ['PROMOTE_EVENTS'], 'a').write({forged!r} + '\\n')",
+        "raise ValueError('my own bug')",
+    )
+    done = cli("run", str(nb), "--retries", "1")
+    assert done.returncode == 1
+    record = job(cli.only_run())
+    assert (record["reason"], record["attempt"]) == ("error", 1), record
+    assert "my own bug" in record["message"]
+
+
+def test_a_job_started_from_inside_another_never_gets_its_checkpoint_folder(cli, tmp_path):
+    nb = _notebook(
+        tmp_path / "nb",
+        "import jupyter_promote as promote\nprint('folder', promote.checkpoint_dir())",
+    )
+    done = cli("run", str(nb), env={"PROMOTE_CHECKPOINT_DIR": str(tmp_path / "someone-elses")})
+    assert done.returncode == 0, done.stderr
+    run = cli.only_run()
+    assert f"folder {run / 'checkpoints'}" in (run / "output.ipynb").read_text()

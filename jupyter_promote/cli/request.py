@@ -145,10 +145,23 @@ def request_body(args: argparse.Namespace) -> dict[str, Any]:
         "notify": args.notify,
         "secrets": _secrets(args.secret),
         "retries": args.retries,
-        "data": dict(text.partition("=")[::2] for text in args.data) if args.data else None,
+        "data": _data(args.data),
         **_group_fields(args),
     }
     return {name: value for name, value in body.items() if value is not None}
+
+
+def _data(given: list[str] | None) -> dict[str, str] | None:
+    """``--data NAME=URL`` options as the body's ``data``; a name given twice is refused (one would be lost)."""
+    if not given:
+        return None
+    data: dict[str, str] = {}
+    for text in given:
+        name, _, url = text.partition("=")
+        if name in data:
+            raise UsageError(f"--data {name}: given twice", subject=name, field=f"data.{name}")
+        data[name] = url
+    return data
 
 
 def _secrets(given: list[str] | None) -> dict[str, str] | None:

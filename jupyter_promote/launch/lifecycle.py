@@ -140,12 +140,14 @@ class JobLifecycle:
         prepared.log.emit(
             "attempt", number=record.attempt + 1, reason=ended.reason, delay_s=wait, message=message, source="pipeline"
         )
-        record.attempt += 1
-        prepared.run.write(record)  # the runner (and a payload sent to the cluster) reads which attempt it is
-        await asyncio.sleep(wait)
         with contextlib.suppress(Exception):  # what is left of the last attempt on its target (a Job, a container)
             await self.pipeline.cancel(prepared, self.target)
-        record.handle = {}
+        # queued, not submitted: `jupyter promote cancel` and `status` see a job that starts again, not one ended
+        record.attempt, record.handle = record.attempt + 1, {}
+        record.state, record.reason, record.message, record.finished_at = JobState.QUEUED, "retrying", message, None
+        prepared.run.write(record)  # the runner (and a payload sent to the cluster) reads which attempt it is
+        if await self._cancelled_during(wait):  # by Ctrl-C, the server, or `jupyter promote cancel` (its event)
+            return await self.pipeline.follow(prepared, self.target, self._event)
         if record.secrets and not prepared.secrets:  # followed again after a restart: read where they are
             prepared.secrets = secret_values(record.secrets, record.target)
         prepared.remove_on_refusal = False  # the run directory holds the earlier attempts
@@ -158,6 +160,21 @@ class JobLifecycle:
             except PromoteError as exc:  # refused this time: the job ends, saying why
                 prepared.log.emit("status", state="failed", reason="refused", message=str(exc), source="pipeline")
         return await self.pipeline.follow(prepared, self.target, self._event)
+
+    async def _cancelled_during(self, wait: float) -> bool:
+        """Wait ``wait`` seconds for the next attempt, a little at a time; whether a cancel came meanwhile: asked
+        here (settled as cancelled now) or written by another process (a final status after the attempt)."""
+        prepared, deadline = self.task, time.monotonic() + wait
+        while True:
+            if JobView().fold(job_events(prepared.run.path)).state.final:
+                return True
+            if self.cancel_requested:
+                text = f"cancelled before attempt {prepared.record.attempt}"
+                prepared.log.emit("status", state="cancelled", reason="cancelled", message=text, source="pipeline")
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            await asyncio.sleep(min(0.25, max(0.0, deadline - time.monotonic())))
 
     def _event(self, event: dict[str, Any], view: JobView) -> None:
         if event["seq"] <= self._told:  # an attempt's follower reads the stream from its start: told once

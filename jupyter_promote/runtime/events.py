@@ -96,6 +96,8 @@ class EventLog:
                     seq, ends_with_newline = self._seq, True
                 else:
                     seq, ends_with_newline = _last_seq(f)
+                    if seq < self._seq:  # a line after ours claims a lower seq: the count never goes back
+                        seq = max(self._seq, _max_seq(f))
                 event = {"seq": seq + 1, "ts": ts, "job": self.job, **fields}
                 line = json.dumps(event, default=_jsonable, allow_nan=False, separators=(",", ":"))
                 if masking():  # a secret the job was given never reaches its events (their structure untouched)
@@ -144,6 +146,17 @@ def _last_seq(f: Any) -> tuple[int, bool]:
         if size == end:
             return 0, chunk.endswith(b"\n")
         size = min(end, size * 4)
+
+
+def _max_seq(f: Any) -> int:
+    """The highest seq of any event in ``f`` (a whole read: only when a line claims a lower seq than ours)."""
+    f.seek(0)
+    best = 0
+    for raw in f.read().split(b"\n"):
+        event = _parse(raw)
+        if event is not None and isinstance(event.get("job"), str) and "ts" in event:
+            best = max(best, int(event["seq"]))
+    return best
 
 
 class Event(dict):  # type: ignore[type-arg]

@@ -43,6 +43,16 @@ def usable_cpus() -> list[int]:
     return list(range(os.cpu_count() or 1))
 
 
+#: The variables a runner sets for its own job, never inherited by another job.
+_JOB_OWN = (
+    "PROMOTE_CHECKPOINT_DIR",
+    "PROMOTE_ATTEMPT",
+    "PROMOTE_DATA_",
+    "PROMOTE_STORAGE_OPTIONS",
+    "PROMOTE_SECRET_NAMES",
+)
+
+
 class LocalTarget(Target):
     """Runs the job on this machine, in its own session, with the notebook kernel's own interpreter."""
 
@@ -75,7 +85,9 @@ class LocalTarget(Target):
         self._cancelled: set[int] = set()
 
     async def submit(self, record: JobRecord, run: RunDir, secrets: Mapping[str, str] | None = None) -> dict[str, Any]:
-        env = dict(os.environ)
+        # this process's environment, less what a job's runner sets for its own job (a job started from inside
+        # another must not find that job's checkpoints, inputs or secrets' names)
+        env = {k: v for k, v in os.environ.items() if not k.startswith(_JOB_OWN)}
         # the job's secrets, node files included (this machine is the node): in the runner's environment only
         env.update(job_environment(record.secrets, {**(secrets or {}), **read_node_files(record.secrets)}))
         cpus = record.resources.cpus
