@@ -134,6 +134,7 @@ describe('the Promote form', () => {
       'Contention amount',
       'Kernel',
       'Secrets',
+      'Data',
       'Retries'
     ]) {
       expect(html).toContain(`aria-label="${label}"`);
@@ -153,13 +154,22 @@ describe('the Promote form', () => {
 
 describe('secrets and retries in the form', () => {
   it('sends secrets by reference (a bare name is the server environment variable of that name) and retries', () => {
-    const form = { ...emptyForm('kubernetes'), retries: '2', secrets: 'HF_TOKEN\n\nDB=file:/home/me/.db \n' };
+    const form = {
+      ...emptyForm('kubernetes'),
+      retries: '2',
+      secrets: 'HF_TOKEN\n\nDB=file:/home/me/.db \n',
+      data: 'train = s3://b/train\n'
+    };
     expect(toRequest('train.ipynb', form, [])).toEqual({
       notebook: 'train.ipynb',
       target: 'kubernetes',
       retries: 2,
-      secrets: { HF_TOKEN: 'env:HF_TOKEN', DB: 'file:/home/me/.db' }
+      secrets: { HF_TOKEN: 'env:HF_TOKEN', DB: 'file:/home/me/.db' },
+      data: { train: 's3://b/train' }
     });
+    expect(() => toRequest('t.ipynb', { ...emptyForm('local'), data: 'train' }, [])).toThrow(
+      expect.objectContaining({ field: 'data' })
+    );
     expect(toRequest('train.ipynb', emptyForm('local'), [])).toEqual({ notebook: 'train.ipynb', target: 'local' });
   });
 

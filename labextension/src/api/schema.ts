@@ -660,6 +660,10 @@ export interface components {
       deterministic?: boolean;
       /** @description Destinations (c.Notifications.destinations) told when the job ends or raises an alert; [] for none; absent: the server's c.Notifications.defaults. */
       notify?: string[];
+      /** @description Inputs on storage the cluster reads: name -> URL (s3://bucket/prefix, any scheme fsspec knows). Checked to be there before the job is accepted; fetched on the node into its content cache before the kernel starts; the notebook finds each at promote.data(NAME). Credentials come as secrets. */
+      data?: {
+        [key: string]: string;
+      };
       /** @description Attempts after the first when the infrastructure fails the job (preempted, evicted, its node or its target lost), after a back-off (c.PromoteSettings.retry_backoff_s); never for the notebook's own errors, NaN, OOM, a time limit or a cancel. Default 0. */
       retries?: number;
       /** @description Environment variables the job gets from a source, by reference: variable -> env:VAR (the server's environment), file:PATH (the server's), kubernetes:SECRET/KEY, node-file:PATH (where the job runs). Merged over c.PromoteSettings.secrets. Values are read at submit and never stored; what the job prints of them is masked. */

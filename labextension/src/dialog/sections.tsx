@@ -163,7 +163,7 @@ export function ReliabilitySection(props: ISectionProps): JSX.Element {
   const { form, errors } = props;
   return (
     <fieldset>
-      <legend>{trans.__('Secrets and retries')}</legend>
+      <legend>{trans.__('Secrets, data and retries')}</legend>
       <TextAreaField
         field="secrets"
         errors={errors}
@@ -174,6 +174,15 @@ export function ReliabilitySection(props: ISectionProps): JSX.Element {
         rows={2}
         value={form.secrets}
         onChange={secrets => props.update({ secrets })}
+      />
+      <TextAreaField
+        field="data"
+        errors={errors}
+        ariaLabel={trans.__('Data')}
+        placeholder={trans.__('train=s3://bucket/datasets/train')}
+        rows={1}
+        value={form.data}
+        onChange={data => props.update({ data })}
       />
       <TextField
         field="retries"

@@ -53,7 +53,8 @@ const SHOWS_ERROR: Record<FormField, true> = {
   contention: true,
   notify: true,
   retries: true,
-  secrets: true
+  secrets: true,
+  data: true
 };
 
 /**

@@ -7,7 +7,7 @@ import { IParameter, IPromoteRequest, IRequestResources } from '../api/types';
 import { parseParameter } from '../parameters';
 import type { IPromoteDialogSection } from '../tokens';
 import { ContentionKind, NanAction, RequestField } from './fields';
-import { FieldError, parseContention, parseSecrets, parseSeeds, parseSweep, wholeNumber } from './parse';
+import { FieldError, parseContention, parseData, parseSecrets, parseSeeds, parseSweep, wholeNumber } from './parse';
 
 /** How a person enters each field of the request: text where the request wants a number or a list. */
 interface IFieldInputs {
@@ -36,6 +36,8 @@ interface IFieldInputs {
   notify: string[] | null;
   /** Attempts after the first when the infrastructure fails the job ('' = none). */
   retries: string;
+  /** "NAME=URL" lines: inputs on storage the cluster reads (s3://bucket/prefix). */
+  data: string;
   /** "NAME" or "NAME=SOURCE" lines (SOURCE env:VAR, file:PATH, kubernetes:SECRET/KEY, node-file:PATH). */
   secrets: string;
 }
@@ -65,6 +67,7 @@ export function emptyForm(target: string, sections: readonly IPromoteDialogSecti
     notify: null,
     retries: '',
     secrets: '',
+    data: '',
     sections: Object.fromEntries(sections.map(section => [section.id, section.initial]))
   };
 }
@@ -185,6 +188,7 @@ export function toRequest(
     request.retries = wholeNumber('retries', form.retries.trim(), 0);
   }
   setIfAny(request, 'secrets', parseSecrets(form.secrets));
+  setIfAny(request, 'data', parseData(form.data));
   if (form.notify !== null) {
     request.notify = [...form.notify]; // always explicit once destinations are offered: [] is "nobody"
   }

@@ -122,3 +122,23 @@ export function parseSecrets(text: string): Record<string, string> {
   }
   return secrets;
 }
+
+/** Parse the data field: one input per line, "NAME=URL"; the server checks that each is there. */
+export function parseData(text: string): Record<string, string> {
+  const data: Record<string, string> = {};
+  for (const line of text.split('\n').map(item => item.trim())) {
+    if (!line) {
+      continue;
+    }
+    const cut = line.indexOf('=');
+    const name = cut < 0 ? line : line.slice(0, cut).trim();
+    if (cut < 0 || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) {
+      throw new FieldError('data', `${name}: give each input as NAME=URL (e.g. train=s3://bucket/prefix)`);
+    }
+    if (name in data) {
+      throw new FieldError('data', `${name}: given twice`);
+    }
+    data[name] = line.slice(cut + 1).trim();
+  }
+  return data;
+}
