@@ -27,10 +27,14 @@ def prepare(request, monkeypatch):
             small = request.getfixturevalue("small_kernel")
             monkeypatch.setenv("JUPYTER_PATH", small["JUPYTER_PATH"])
             path = on_kernel(path, SMALL_KERNEL, tmp_path / "nb")
-        if load_target_classes()[name]().needs_image:
+        target = load_target_classes()[name]()
+        if target.needs_image:
             from jupyter_promote.image import ImageBuilder
 
             image, builder = ImageRequest(), ImageBuilder(base_image=BASE_IMAGE)
+            if target.pulls_images:  # its nodes pull by digest from the cluster's registry
+                builder.registry = request.getfixturevalue("kube_registry")
+                image.push = True
         pipeline = Pipeline(str(tmp_path / "runs"), poll_interval=0.1, image_builder=builder)
         req = PromoteRequest(notebook=str(path), target=name, monitor=MonitorSettings(), image=image)
         return pipeline, pipeline.prepare(req)

@@ -32,6 +32,9 @@ log = logging.getLogger("jupyter_promote")
 TARGET_PATIENCE_S = float(os.environ.get("PROMOTE_TARGET_PATIENCE", "600"))
 #: Seconds a target may report a job as ended before its final event must be in the log.
 FINAL_EVENT_GRACE_S = 5.0
+#: Seconds after the runner said its scheduler requeued the job during which an end state the scheduler shows
+#: (the killed attempt's, before the job is queued again) is not taken as the job's end.
+REQUEUE_GRACE_S = 60.0
 #: The longest wait between looks at a job that waits to run (queued, held) while it writes nothing and its
 #: target says nothing new: the wait grows from the poll interval by :data:`IDLE_GROWTH` per quiet look and is
 #: short again at the next change. A running job is looked at every poll interval: its end is seen at once.
@@ -81,15 +84,19 @@ class _Follower:
         self.ended_by: list[str] = []  # who wrote the final status (the runner, or the target / pipeline for it)
         self.wait = poll_interval  # until the next look: longer while nothing changes (a held or quiet job)
         self.last_said: tuple[JobState | None, str | None] = (None, None)  # the target's last answer
+        self.last_word: TargetStatus | None = None  # what the target said once the job had ended
 
     async def run(self) -> JobView:
         while True:
             await _relay(self.target, self.record, self.run_dir)
             changed = self.drain()
             if self.view.state.final:
-                await _collect(self.prepared, self.target, self.view, self.drain, self.poll_interval)
+                self.last_word = await _collect(self.prepared, self.target, self.view, self.drain, self.poll_interval)
                 if self.ended_by and self.ended_by[0] != "runner":
                     await _until_quiet(self.run_dir, self.drain)
+                    # what came meanwhile (a runner's "cancelled" relayed after its pod was evicted) does not
+                    # outweigh what the target knows better
+                    _override(self.prepared, self.view, self.last_word, self.drain)
                 return self.view
             if self.silence.check(self.view, self.prepared.log):
                 with contextlib.suppress(Exception):  # stopped on its target as far as it answers; settled anyway
@@ -170,9 +177,21 @@ class _Follower:
         elif status.reason not in (None, "pending"):
             log.emit("status", state="queued", reason=status.reason, message=status.message, source="target")
 
+    def requeued_lately(self) -> bool:
+        """Whether the runner's last word is that its scheduler requeued the job, less than
+        :data:`REQUEUE_GRACE_S` ago (the scheduler may show the attempt's end before the job queued again)."""
+        if self.view.reason != "requeued" or self.view.state is not JobState.QUEUED:
+            return False
+        said = self.view.last_event_at or 0.0
+        return time.time() - said < REQUEUE_GRACE_S
+
     async def settle_if_ended(self, status: TargetStatus) -> None:
         """A job its target says ended is settled by :func:`settle_from_target`, unless its own final event
         comes first: at once for a final state the target knows, after a grace for one it no longer knows."""
+        ended = status.state is None or (status.state.final and not status.overrides)
+        if ended and self.requeued_lately():
+            self.ended_at = None
+            return  # the runner said its scheduler runs the job again: a passing end state is not the job's end
         if status.state is not None and status.state.final:
             await asyncio.sleep(self.poll_interval)  # the runner's own final event wins if it made it
             await _relay(self.target, self.record, self.run_dir)
@@ -238,13 +257,13 @@ async def check_once(record: JobRecord, run: RunDir, target: Target) -> None:
 
 async def _collect(
     prepared: Prepared, target: Target, view: JobView, drain: Callable[[], object], poll_interval: float
-) -> None:
+) -> TargetStatus | None:
     """One last poll once the job reported its end: the target collects what is left (a container)
     and may know better how it ended (an OOM kill by the container's cgroup).
     """
     record = prepared.record
     if not record.handle:  # never submitted (cancelled before): nothing on the target to collect
-        return
+        return None
     deadline = time.monotonic() + FINAL_EVENT_GRACE_S * 6
     status: TargetStatus | None = None
     while time.monotonic() < deadline:
@@ -256,13 +275,22 @@ async def _collect(
             break
         await asyncio.sleep(max(poll_interval, 0.5) if status is None else poll_interval)
     if status is None:  # the job has ended as its events say; what is left on the target stays there
-        return
+        return None
     if status.state is JobState.RUNNING:  # its end was reported long ago and what is left still runs: stopped
         with contextlib.suppress(Exception):
             await target.cancel(record.handle)
             await target.poll({record.id: record.handle})  # and collected
+        return None
+    _override(prepared, view, status, drain)
+    return status
+
+
+def _override(prepared: Prepared, view: JobView, status: TargetStatus | None, drain: Callable[[], object]) -> None:
+    """The target's better word on how the job ended (an eviction, an OOM kill) said again when an event that
+    came after it (the runner's "cancelled" on the SIGTERM of an eviction) ended the job otherwise."""
+    if status is None or not status.overrides or status.state is None:
         return
-    if status.overrides and status.state is not None and (status.state, status.reason) != (view.state, view.reason):
+    if (status.state, status.reason) != (view.state, view.reason):
         prepared.log.emit(
             "status", state=status.state.value, reason=status.reason, message=status.message, source="target"
         )
