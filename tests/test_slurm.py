@@ -136,7 +136,8 @@ def test_a_node_failure_during_a_job_is_reported_not_left_running(slurm_cli):
     wait_for(lambda: state_of(run) == "running", 300, "the job to run")
     subprocess.run(["pkill", "-9", "-x", "slurmd"], check=True)
     try:
-        # Slurm notices the silent node after SlurmdTimeout (10 s here) and requeues its batch job (or fails it)
+        # Slurm notices the silent node after SlurmdTimeout (10 s here) and fails its batch job: without
+        # --retries a job is submitted --no-requeue (with them, Slurm would run it again: test_retries.py)
         reported = wait_for(
             lambda: [
                 e
@@ -162,7 +163,7 @@ def test_a_node_failure_during_a_job_is_reported_not_left_running(slurm_cli):
         )
         subprocess.run(["scancel", job(run)["handle"]["job_id"]], check=False)
         proc.wait(timeout=120)
-    assert job(run)["state"] == "cancelled"
+    assert (job(run)["state"], job(run)["reason"]) == ("failed", "node_fail"), job(run)
 
 
 def test_slurm_job_in_a_podman_container_pulled_from_the_registry(slurm_cli, registry):
