@@ -72,6 +72,7 @@ ALLOWED_ACROSS: dict[str, dict[str, str]] = {
         "jupyter_promote.runtime.report": "the metric payload promote.report() writes, which parity reads",
         "jupyter_promote.runtime.masking": "the variable naming a job's secrets and the shortest value it masks",
         "jupyter_promote.runtime.checkpoints": "the variable naming a job's checkpoint folder (a target's volume)",
+        "jupyter_promote.runtime.inputs": "the variables naming a job's inputs and its storage's options",
         "jupyter_promote.freeze.introspect": "fingerprint(): the freeze cache computes it from outside the kernel",
         "jupyter_promote.execute.workdir": "SKIPPED: the names a job's work/ leaves out, which packing shares",
     },

@@ -26,7 +26,7 @@ from typing import Any
 
 from ..models import JobRecord
 from ..runtime.checkpoints import CHECKPOINT_ENV
-from ..runtime.inputs import DATA_ENV
+from ..runtime.inputs import DATA_ENV, STORAGE_OPTIONS_ENV
 
 #: Seconds between two writes of the checkpoint folder to the store.
 SYNC_S = 5.0
@@ -43,7 +43,7 @@ class JobData:
         self.record = record
         self.options: dict[str, Any] = {
             **record.storage_options,
-            **json.loads(os.environ.get("PROMOTE_STORAGE_OPTIONS") or "{}"),
+            **json.loads(os.environ.get(STORAGE_OPTIONS_ENV) or "{}"),
         }
         remote = bool(os.environ.get("PROMOTE_INPUTS"))  # the job came to a node that shares no filesystem
         self.url = f"{record.artifacts_url.rstrip('/')}/{record.id}" if record.artifacts_url and remote else ""

@@ -102,7 +102,8 @@ class Pipeline:
         directory it created.
         """
         notebook = os.path.abspath(request.notebook)
-        secrets = _secret_values(request)  # a source that is not there is refused before anything is written
+        # a source that is not there is refused before anything is written
+        secrets = secret_values(request.secrets, request.target)
         check_inputs(request.data, {**self.storage_options, **credentials_of(secrets)})
         nb = read_notebook(notebook)
         kernel = request.kernel or kernel_of(nb, request.notebook)
@@ -250,10 +251,6 @@ class Pipeline:
 
     async def cancel(self, prepared: Prepared, target: Target) -> None:
         await target.cancel(prepared.record.handle)
-
-
-def _secret_values(request: PromoteRequest) -> dict[str, str]:
-    return secret_values(request.secrets, request.target)
 
 
 def secret_values(sources: dict[str, str], target: str) -> dict[str, str]:

@@ -11,6 +11,8 @@ import os
 from pathlib import Path
 
 DATA_ENV = "PROMOTE_DATA_"
+#: fsspec's options for the job's storage as its target's nodes reach it (JSON), set by the target.
+STORAGE_OPTIONS_ENV = "PROMOTE_STORAGE_OPTIONS"
 
 
 def data(name: str) -> Path:

@@ -11,6 +11,7 @@ from traitlets.config import LoggingConfigurable
 
 from ..models import JobRecord, JobState, Resources
 from ..rundir import RunDir
+from ..runtime.inputs import STORAGE_OPTIONS_ENV
 from ..secrets import job_environment
 
 
@@ -140,5 +141,5 @@ def data_environment(storage_options: dict[str, Any], data_cache: str) -> dict[s
     the target's storage options (JSON) and the node's cache of inputs, where the target names them."""
     import json
 
-    env = {"PROMOTE_STORAGE_OPTIONS": json.dumps(storage_options)} if storage_options else {}
+    env = {STORAGE_OPTIONS_ENV: json.dumps(storage_options)} if storage_options else {}
     return {**env, **({"PROMOTE_DATA_CACHE": data_cache} if data_cache else {})}

@@ -18,6 +18,9 @@ from traitlets import Float, Int, Unicode
 from ..models import JobRecord, JobState
 from ..processes import STARTED_KEY, alive, start_of, start_time
 from ..rundir import RunDir
+from ..runtime.checkpoints import ATTEMPT_ENV, CHECKPOINT_ENV
+from ..runtime.inputs import DATA_ENV, STORAGE_OPTIONS_ENV
+from ..runtime.masking import NAMES_ENV
 from ..secrets import job_environment, read_node_files
 from .base import Target, TargetStatus
 
@@ -44,13 +47,7 @@ def usable_cpus() -> list[int]:
 
 
 #: The variables a runner sets for its own job, never inherited by another job.
-_JOB_OWN = (
-    "PROMOTE_CHECKPOINT_DIR",
-    "PROMOTE_ATTEMPT",
-    "PROMOTE_DATA_",
-    "PROMOTE_STORAGE_OPTIONS",
-    "PROMOTE_SECRET_NAMES",
-)
+_JOB_OWN = (CHECKPOINT_ENV, ATTEMPT_ENV, DATA_ENV, STORAGE_OPTIONS_ENV, NAMES_ENV)
 
 
 class LocalTarget(Target):
