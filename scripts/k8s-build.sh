@@ -9,7 +9,7 @@
 # mapiterinit while encoding JSON) when built with Go 1.18 or later, as bookworm's Go 1.19 is; Debian
 # builds the package against its own reflect2 1.0.2, and so does this script.
 #
-# Usage: scripts/k8s-build.sh
+# Usage: scripts/k8s-build.sh [fetch]   (fetch: only the toolchain and the source, through apt-get)
 set -euo pipefail
 BIN=/opt/promote-kube/bin
 SRC=/opt/promote-kube/src
@@ -24,17 +24,30 @@ if cached; then
 fi
 if [ "$(id -u)" != 0 ]; then echo "k8s-build: needs root (apt-get)" >&2; exit 1; fi
 export DEBIAN_FRONTEND=noninteractive
-# deb-src next to the machine's deb lines, in a file of our own
-if ! grep -rqs "^Types:.*deb-src" /etc/apt/sources.list.d/promote-src.sources; then
-  sed -n '/^Types: deb$/,/^$/p' /etc/apt/sources.list.d/debian.sources | sed 's/^Types: deb$/Types: deb-src/' \
-    >/etc/apt/sources.list.d/promote-src.sources
+fetch() { # the toolchain and the source package, unless there (apt-get: call it before other installs run)
+  mkdir -p "$SRC" "$BIN"
+  if command -v go >/dev/null && command -v etcd >/dev/null && [ -d /usr/share/gocode/src/github.com/modern-go/reflect2 ] &&
+    ls -d "$SRC"/kubernetes-*/ >/dev/null 2>&1; then
+    return 0
+  fi
+  # deb-src next to the machine's deb lines, in a file of our own
+  if ! grep -rqs "^Types:.*deb-src" /etc/apt/sources.list.d/promote-src.sources; then
+    sed -n '/^Types: deb$/,/^$/p' /etc/apt/sources.list.d/debian.sources | sed 's/^Types: deb$/Types: deb-src/' \
+      >/etc/apt/sources.list.d/promote-src.sources
+  fi
+  apt-get update -qq
+  apt-get install -y -qq golang-go dpkg-dev rsync etcd-server etcd-client golang-github-modern-go-reflect2-dev gcc libc6-dev >/dev/null
+  if ! ls -d "$SRC"/kubernetes-*/ >/dev/null 2>&1; then (cd "$SRC" && apt-get source -qq kubernetes >/dev/null); fi
+}
+if [ "${1:-}" = fetch ]; then fetch; exit 0; fi
+# one build at a time (scripts/test.sh starts one in the background; scripts/k8s-up.sh waits for it here)
+exec 9>/run/lock/promote-k8s-build.lock
+flock 9
+if cached; then
+  echo "k8s-build: cached in $BIN"; exit 0
 fi
-apt-get update -qq
-apt-get install -y -qq golang-go dpkg-dev rsync etcd-server etcd-client golang-github-modern-go-reflect2-dev gcc libc6-dev >/dev/null
-mkdir -p "$SRC" "$BIN"
-cd "$SRC"
-if ! ls -d kubernetes-*/ >/dev/null 2>&1; then apt-get source -qq kubernetes >/dev/null; fi
-cd "$(ls -d kubernetes-*/ | head -1)"
+fetch
+cd "$SRC/$(cd "$SRC" && ls -d kubernetes-*/ | head -1)"
 rsync -a --delete --exclude go.mod /usr/share/gocode/src/github.com/modern-go/reflect2/ vendor/github.com/modern-go/reflect2/
 echo "k8s-build: building $BINARIES from $(pwd) (minutes)"
 export GOFLAGS=-mod=vendor GO111MODULE=on GOCACHE="$SRC/.gocache" GOPATH="$SRC/.gopath"

@@ -49,7 +49,10 @@ ready() { curl -sf --max-time 3 --cacert "$ETC/ca.crt" -H "Authorization: Bearer
 node_ready() { curl -sf --max-time 3 --cacert "$ETC/ca.crt" -H "Authorization: Bearer $(cat "$ETC/admin.token")" \
   "https://127.0.0.1:$PORT/api/v1/nodes/promote-node" 2>/dev/null | python3 -c 'import json, sys
 sys.exit(not [c for c in json.load(sys.stdin)["status"]["conditions"] if c["type"] == "Ready" and c["status"] == "True"])' 2>/dev/null; }
-registry_up() { curl -sf --max-time 2 "http://127.0.0.1:$(cut -d: -f2 "$ETC/registry" 2>/dev/null)/v2/" >/dev/null 2>&1; }
+registry_up() { # on the host, and inside the namespace (the node pulls through scripts/ns_reverse_bridge.py)
+  local url="http://127.0.0.1:$(cut -d: -f2 "$ETC/registry" 2>/dev/null)/v2/"
+  curl -sf --max-time 2 "$url" >/dev/null 2>&1 && in_ns curl -sf --max-time 2 "$url" >/dev/null 2>&1
+}
 if ready && node_ready && registry_up && pgrep -f "^$BIN/kubelet " >/dev/null && pgrep -f "^$BIN/kube-scheduler " >/dev/null; then
   echo "k8s-up: the API server answers at https://127.0.0.1:$PORT"; exit 0
 fi

@@ -36,6 +36,8 @@ if [ "$(psql_su -c "SELECT 1 FROM pg_roles WHERE rolname = 'promote'")" != 1 ]; 
   psql_su -c "CREATE ROLE promote LOGIN CREATEDB PASSWORD 'promote'"
 fi
 psql_su -c "ALTER ROLE promote CREATEROLE"  # the row-level security test makes a role per user (tests/test_hub.py)
+# and a test database is dropped WITH (FORCE) while those roles may still hold connections to it
+psql_su -c "GRANT pg_signal_backend TO promote"
 if [ "$(psql_su -c "SELECT 1 FROM pg_database WHERE datname = 'promote'")" != 1 ]; then
   psql_su -c "CREATE DATABASE promote OWNER promote"
 fi

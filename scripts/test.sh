@@ -3,6 +3,11 @@
 # frontend (Jest, browser_check, galata in chromium), against real kernels, a real Docker engine, a real registry, a real Slurm cluster, a real Ray head, a real Kubernetes control plane and a real PostgreSQL server. Exits non-zero when any test fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# the Kubernetes binaries take minutes to build from source: their toolchain and source first (apt-get, before
+# the other installs), then the build in the background while everything else installs; k8s-up waits for it
+bash scripts/k8s-build.sh fetch
+bash scripts/k8s-build.sh >/tmp/promote-k8s-build.out 2>&1 &
+kube_build=$!
 bash scripts/setup.sh
 # a real Docker engine (and docker-registry) and the offline base image for the Docker tests
 bash scripts/docker-up.sh
@@ -13,6 +18,7 @@ bash scripts/slurm-up.sh
 bash scripts/ray-up.sh
 # a real Kubernetes cluster (kube-apiserver, kube-controller-manager, kube-scheduler and a kubelet built from
 # Debian's source, etcd, containerd, the cluster's registry) in a network namespace of its own
+wait "$kube_build" || cat /tmp/promote-k8s-build.out  # k8s-up builds again, and says why, if it failed
 bash scripts/k8s-up.sh
 # a real PostgreSQL server on 127.0.0.1 for the job store's hub configuration (c.PromoteExtension.db_url)
 bash scripts/postgres-up.sh
@@ -38,7 +44,7 @@ lint mypy jupyter_promote
 lint python scripts/import_contract.py
 lint bash scripts/mypy-installed.sh
 lint jlpm lint:check
-python -m pytest "$@" || status=$?
+python -m pytest --durations=30 "$@" || status=$?
 # the frontend: Jest, jupyterlab.browser_check and the galata tests in a real browser
 bash scripts/ui-tests.sh || status=1
 exit $status

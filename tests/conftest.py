@@ -292,6 +292,30 @@ def kube_cluster() -> str:
     return KUBECONFIG
 
 
+def _uses_kubernetes(item: pytest.Item) -> bool:
+    return "kube_cluster" in getattr(item, "fixturenames", ()) or "kubernetes" in item.name
+
+
+@pytest.fixture(autouse=True)
+def _kube_node_well(request: pytest.FixtureRequest) -> None:
+    """Before each Kubernetes test, the test cluster's node is looked at (tests/kube_health.py)."""
+    if _uses_kubernetes(request.node) and Path(KUBECONFIG).exists():
+        import kube_health
+
+        kube_health.ensure_well(request.node.nodeid)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Iterator[None]:
+    """A Kubernetes test that failed reports what the node, its pods and the machine looked like."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.when == "call" and report.failed and _uses_kubernetes(item) and Path(KUBECONFIG).exists():
+        import kube_health
+
+        report.sections.append(("the Kubernetes test cluster", kube_health.picture()))
+
+
 @pytest.fixture(scope="session")
 def kube_registry(kube_cluster: str) -> str:
     """The repository in the cluster's registry that the tests push the jobs' images to and the node pulls
@@ -332,8 +356,10 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     (tests/differential.py), as this run saw them."""
     import differential
     import fault_ledger
+    import kube_health
 
     for title, lines in (
+        ("the Kubernetes node started again", kube_health.restarts),
         ("fault suite figures", fault_ledger.summary()),
         ("papermill agreement", differential.summary()),
     ):

@@ -153,7 +153,8 @@ def test_a_slurm_job_requeued_while_running_resumes_from_its_checkpoint_and_pass
         out, err = proc.communicate(timeout=300)
     finally:
         proc.kill()
-    assert proc.returncode == 0, out + err
+    log = run / "job.log"  # what the batch script and the runner printed, each attempt
+    assert proc.returncode == 0, out + err + (log.read_text()[-4000:] if log.exists() else "")
     record, stream = job(run), events(run)
     assert record["state"] == "succeeded" and record["attempt"] == 2, record
     attempts = [e for e in stream if e["type"] == "attempt"]

@@ -85,6 +85,7 @@ class _Follower:
         self.wait = poll_interval  # until the next look: longer while nothing changes (a held or quiet job)
         self.last_said: tuple[JobState | None, str | None] = (None, None)  # the target's last answer
         self.last_word: TargetStatus | None = None  # what the target said once the job had ended
+        self.requeued_at: float | None = None  # the runner or the target said the job went back to its queue
 
     async def run(self) -> JobView:
         while True:
@@ -131,6 +132,7 @@ class _Follower:
             self.silence.saw(event)
             if event["type"] == "status" and JobState(event["state"]).final:
                 self.ended_by.append(str(event.get("source")))
+            self.note_requeue(event)
             if self.on_event is not None:
                 self.on_event(event, self.view)
         view, now = self.view, time.monotonic()
@@ -177,13 +179,18 @@ class _Follower:
         elif status.reason not in (None, "pending"):
             log.emit("status", state="queued", reason=status.reason, message=status.message, source="target")
 
+    def note_requeue(self, event: dict[str, Any]) -> None:
+        """A job sent back to its queue (its runner's word, or the target's) stays so, whatever reason the queue
+        gives next (``begintime``: Slurm's requeue hold), until it runs again or starts a new attempt."""
+        if event["type"] == "attempt" or (event["type"] == "status" and event.get("state") == JobState.RUNNING.value):
+            self.requeued_at = None
+        elif event["type"] == "status" and event.get("reason") == "requeued":
+            self.requeued_at = time.monotonic()
+
     def requeued_lately(self) -> bool:
-        """Whether the runner's last word is that its scheduler requeued the job, less than
-        :data:`REQUEUE_GRACE_S` ago (the scheduler may show the attempt's end before the job queued again)."""
-        if self.view.reason != "requeued" or self.view.state is not JobState.QUEUED:
-            return False
-        said = self.view.last_event_at or 0.0
-        return time.time() - said < REQUEUE_GRACE_S
+        """Whether the job went back to its scheduler's queue less than :data:`REQUEUE_GRACE_S` ago and has not
+        run since (the scheduler may show the killed attempt's end before the job is queued again)."""
+        return self.requeued_at is not None and time.monotonic() - self.requeued_at < REQUEUE_GRACE_S
 
     async def settle_if_ended(self, status: TargetStatus) -> None:
         """A job its target says ended is settled by :func:`settle_from_target`, unless its own final event
