@@ -174,6 +174,10 @@ class JobRecord:
     #: the JobRequest (server/openapi.yaml) as validated and normalized: what a rerun asks for again
     #: (launch/body.py rerun_request); empty in records written before it was kept
     request: dict[str, Any] = field(default_factory=dict)
+    schedule: str = ""  # the id of the schedule that fired it (jupyter_promote/schedule); empty: asked by hand
+    #: judged against its schedule's own runs (analysis/drift.py; drift.json has the whole verdict):
+    #: {"verdict": drift|steady|not enough history, "runs", "drifted": [metric, ...], "environment": bool}
+    drift: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)

@@ -78,7 +78,7 @@ def make_run_dir(path: Path) -> None:
 
 class RunDir:
     """``job.json``, ``job.ipynb``, ``output.ipynb``, ``events.jsonl``, ``env/``, ``job.log``, ``build.log``,
-    ``work/`` of one job."""
+    ``work/``, ``report.html`` of one job."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path).absolute()
@@ -92,6 +92,7 @@ class RunDir:
     build_log = property(lambda self: self.path / "build.log")  # the image build's output, for image targets
     runtime_dir = property(lambda self: self.path / "runtime")
     work_dir = property(lambda self: self.path / "work")  # the job's cwd; the files it wrote are its artifacts
+    report = property(lambda self: self.path / "report.html")  # once the job ended (jupyter_promote.report)
 
     def exists(self) -> bool:
         return bool(self.job_json.is_file())

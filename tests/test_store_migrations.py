@@ -68,7 +68,7 @@ def test_a_0_1_store_is_migrated_in_place_and_keeps_its_jobs(store_url):
     # When the new store opens it
     store = JobStore(store_url)
     # Then it is at the newest revision, and everything 0.1 stored is still there
-    assert revision(store.engine) == "0002"
+    assert revision(store.engine) == "0003"
     record, run_dir = store.get_job(OLD_JOB["id"])
     assert record.parameters == {"lr": 0.1} and run_dir == "/runs/train-1" and record.owner == ""
     assert [e["state"] for e in store.events_after(OLD_JOB["id"])] == ["pending", "running", "succeeded"]
@@ -84,14 +84,14 @@ def test_a_0_1_store_is_migrated_in_place_and_keeps_its_jobs(store_url):
     store.close()
     # And opening it again migrates nothing twice
     again = JobStore(store_url)
-    assert revision(again.engine) == "0002" and again.list_jobs()[1] == 2
+    assert revision(again.engine) == "0003" and again.list_jobs()[1] == 2
     again.close()
 
 
 def test_a_new_sqlite_store_is_created_at_the_newest_revision_readable_by_its_owner_alone(tmp_path):
     path = tmp_path / "promote" / "jobs.sqlite"
     store = JobStore(str(path))
-    assert revision(store.engine) == "0002"
+    assert revision(store.engine) == "0003"
     assert path.stat().st_mode & 0o777 == 0o600
     store.close()
     with sqlite3.connect(path) as db:

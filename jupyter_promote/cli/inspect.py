@@ -170,6 +170,7 @@ def reconcile(run: RunDir, ctx: CommandContext) -> tuple[JobRecord, JobView]:
     from ..targets import target_class
 
     record = run.read()
+    was_final = record.state.final
     view = JobView().fold(job_events(run.path))
     if not view.state.final and record.handle:
         asyncio.run(check_once(record, run, target_class(record.target)(config=ctx.config)))
@@ -177,6 +178,10 @@ def reconcile(run: RunDir, ctx: CommandContext) -> tuple[JobRecord, JobView]:
     if view.seq:
         view.update(record)
         run.write(record)
+    if view.state.final and not was_final:  # ended with no one following it (a detached job): its report now
+        from ..report import write_report
+
+        write_report(run, record, view)
     return record, view
 
 
@@ -189,6 +194,7 @@ def _skipped(line: str) -> None:
 
 
 def cmd_status(args: argparse.Namespace, ctx: CommandContext) -> int:
+    from ..analysis import drift
     from ..housekeeping import readable
     from ..rundir import RunDir
 
@@ -237,10 +243,15 @@ def cmd_status(args: argparse.Namespace, ctx: CommandContext) -> int:
         print(f"  ! {alert['kind']}: {alert['message']}")
     if view.metrics:
         print("  metrics:  " + ", ".join(f"{k}={v}" for k, v in view.metrics.items()))
+    judged = drift.read(run.path)  # a scheduled job against its schedule's runs
+    for line in drift.lines(judged) if judged else []:
+        print(f"  {line}")
     if record.artifacts:
         print(f"  artifacts ({len(record.artifacts)}, in {run.work_dir}):")
         for item in record.artifacts:
             print(f"    {item['path']}  {item['size']} bytes")
+    if run.report.is_file():
+        print(f"  report:   {run.report}")
     return EXIT_OK
 
 

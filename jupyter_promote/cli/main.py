@@ -22,6 +22,7 @@ from .context import Command, CommandContext, GroupAnnouncer
 from .inspect import cmd_check, cmd_compare, cmd_logs, cmd_prune, cmd_status
 from .parser import build_parser
 from .run import cmd_run
+from .schedule import cmd_schedule
 from .signals import interrupt
 from .stages import cmd_build, cmd_convert, cmd_freeze
 
@@ -41,6 +42,7 @@ COMMANDS: dict[str, Command] = {
     "prune": cmd_prune,
     "attach": cmd_attach,
     "cancel": cmd_cancel,
+    "schedule": cmd_schedule,
 }
 
 

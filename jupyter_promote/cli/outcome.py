@@ -50,6 +50,8 @@ def exit_code(view: JobView, parity_failed: bool) -> int:
 def show_end(record: JobRecord, view: JobView, prepared: Prepared, say: Callable[[str], None]) -> bool:
     """How the job ended, its output, artifacts and parity; a failed cell last. Whether parity failed."""
     say(f"  output: {prepared.run.output_notebook}")
+    if prepared.run.report.is_file():
+        say(f"  report: {prepared.run.report}")
     if record.artifacts:
         size = sum(a["size"] for a in record.artifacts)
         say(f"  artifacts: {len(record.artifacts)} file(s), {size} bytes, in {prepared.run.work_dir}")

@@ -76,7 +76,10 @@ def build_parser(config_classes: Sequence[type[Configurable]] | None = None) -> 
     parser.add_argument("--help-all", action="store_true", help="every setting of jupyter_promote_config.py, and exit")
     add_config_options(parser, config_classes, before_command=True)
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
-    for add in (_freeze, _convert, _run, _sweep, _compare, _build, _check, _status, _attach, _cancel, _prune, _logs):
+    from .schedule import schedule_parser
+
+    commands = (_freeze, _convert, _run, _sweep, _compare, _build, _check, _status, _attach, _cancel, _prune, _logs)
+    for add in (*commands, schedule_parser):
         command = add(sub)
         command.epilog = _CONFIG_EPILOG
         command.config_classes = config_classes

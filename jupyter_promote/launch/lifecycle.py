@@ -12,7 +12,7 @@ import contextlib
 import errno
 import logging
 import time
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import JobCancelled, PromoteError
 from ..events import JobView
@@ -24,6 +24,9 @@ from .pipeline import Pipeline, secret_values
 from .prepared import Prepared
 from .request import PromoteRequest
 from .retry import attempt_message, delay, retried
+
+if TYPE_CHECKING:
+    from .history import ScheduleHistory
 
 log = logging.getLogger("jupyter_promote")
 
@@ -55,6 +58,11 @@ class JobHooks:
 
     def settled(self, prepared: Prepared, view: JobView, by_error: bool) -> None:
         """The job reached its final state (``by_error``: following it failed and the lifecycle settled it)."""
+
+    def schedule_history(self, record: JobRecord, limit: int) -> ScheduleHistory | None:
+        """The schedule that fired ``record`` and its last ``limit`` succeeded runs (called from a thread);
+        None where the door keeps no store of jobs (nothing is judged against the schedule's runs)."""
+        return None
 
 
 class JobLifecycle:
@@ -125,12 +133,41 @@ class JobLifecycle:
             view = self._settle_after_error(prepared, exc)
             with contextlib.suppress(Exception):
                 await self.pipeline.cancel(prepared, self.target)
-            self.hooks.settled(prepared, view, True)
-            self._notify_end(prepared, view)
+            await self._ended(prepared, view, True)
             return view
-        self.hooks.settled(prepared, view, False)
-        self._notify_end(prepared, view)
+        await self._ended(prepared, view, False)
         return view
+
+    async def _ended(self, prepared: Prepared, view: JobView, by_error: bool) -> None:
+        """Every job's end: a scheduled job judged against its schedule's runs, its report written (report.html,
+        before anyone is told), the hooks and reporters told."""
+        from ..report import write_report
+
+        try:  # neither raises; a cancel while they work still leaves the job settled and told
+            if prepared.record.schedule and not by_error:
+                await self._judge_history(prepared, view)
+            await asyncio.to_thread(write_report, prepared.run, prepared.record, view)
+        finally:
+            self.hooks.settled(prepared, view, by_error)
+            self._notify_end(prepared, view)
+
+    async def _judge_history(self, prepared: Prepared, view: JobView) -> None:
+        """Drift against the schedule's own runs (:mod:`.history`): its alerts folded and told as any other."""
+        from ..analysis.drift import WINDOW
+        from .history import judge_history
+
+        try:
+            history = await asyncio.to_thread(self.hooks.schedule_history, prepared.record, WINDOW)
+            if history is None:
+                return
+            tolerance = self.pipeline.parity_tolerance
+            events = await asyncio.to_thread(judge_history, prepared, view, history, tolerance)
+        except Exception:  # a verdict that cannot be made never changes how the job ended
+            log.exception("jupyter-promote: job %s: could not be judged against its schedule", prepared.record.id)
+            return
+        for event in events:
+            view.apply(event)
+            self._event(event, view)
 
     async def _again(self, ended: JobView) -> JobView:
         """The job's next attempt: announced (signed), after a back-off, submitted again and followed."""

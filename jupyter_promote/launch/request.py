@@ -57,6 +57,7 @@ class PromoteRequest:
     owner: str = ""  # who asks: the server's current user; empty: this process's login name
     #: the JobRequest this was made from, as job.json keeps it (see launch/body.py); empty when built by hand
     body: dict[str, Any] = field(default_factory=dict)
+    schedule: str = ""  # the id of the schedule that fires it (jupyter_promote/schedule); empty: asked by hand
 
 
 def job_body(body: dict[str, Any], parameters: dict[str, Any]) -> dict[str, Any]:
@@ -85,6 +86,7 @@ def job_record(request: PromoteRequest, job_id: str, **resolved: Any) -> JobReco
         "retries": request.retries,
         "data": dict(request.data),
         "owner": request.owner,
+        "schedule": request.schedule,
         "request": job_body(request.body, request.parameters),
         "created_at": round(time.time(), 3),
     }

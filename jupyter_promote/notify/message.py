@@ -73,6 +73,9 @@ class Notice:
             facts.append(("metrics", ", ".join(f"{k}={v}" for k, v in list(metrics.items())[:8])))
         if self.run_dir:
             facts.append(("run directory", self.run_dir))
+            report = Path(self.run_dir) / "report.html"  # written as the job ended, before anyone is told
+            if self.alert is None and report.is_file():
+                facts.append(("report", str(report)))
         return facts
 
     @property

@@ -45,6 +45,12 @@ class PromoteExtension(ExtensionApp):
         "rather than the URL). Empty: the SQLite file store_path.",
     ).tag(config=True)
 
+    schedule_tick_s = Float(
+        15.0,
+        help="How often (seconds) the server fires the schedules that are due (jupyter promote schedule ...); "
+        "0: this server fires none (another server on the same store does).",
+    ).tag(config=True)
+
     def _config_file_name_default(self) -> str:
         """``jupyter_promote_config.{py,json}``: the CLI's file too, so an admin writes each setting once."""
         return "jupyter_promote_config"
@@ -55,6 +61,8 @@ class PromoteExtension(ExtensionApp):
 
     def initialize_settings(self) -> None:
         from ..launch.launcher import Launcher
+        from ..schedule.scheduler import Scheduler
+        from ..schedule.store import ScheduleStore
         from .lease import lease_for
         from .manager import JobManager
         from .store import JobStore
@@ -68,7 +76,14 @@ class PromoteExtension(ExtensionApp):
             self.store = JobStore(self.store_path, wal=self._store_may_use_wal())
         self.lease = lease_for(self.store)
         self.jobs = JobManager(self.store, Launcher(settings, self.config), publish=self._publish, lease=self.lease)
-        self.settings.update({"jupyter_promote_settings": settings, "jupyter_promote_jobs": self.jobs})
+        self.scheduler = Scheduler(ScheduleStore(self.store.engine, self.store.user), self.jobs.submit, settings)
+        self.settings.update(
+            {
+                "jupyter_promote_settings": settings,
+                "jupyter_promote_jobs": self.jobs,
+                "jupyter_promote_scheduler": self.scheduler,
+            }
+        )
         # a server embedded in a running loop (tests, some launchers) never calls the start hook
         with contextlib.suppress(RuntimeError):
             self._start_task = asyncio.get_running_loop().create_task(self._start_once())
@@ -130,6 +145,8 @@ class PromoteExtension(ExtensionApp):
             if self.activity_interval_s > 0:
                 self._activity_task = asyncio.get_running_loop().create_task(self._report_activity())
             await self.jobs.reconcile()
+            if self.schedule_tick_s > 0:
+                self._schedule_task = asyncio.get_running_loop().create_task(self.scheduler.run(self.schedule_tick_s))
             if self.promote_settings.retention:
                 self._retention_task = asyncio.get_running_loop().create_task(self._retain())
 
@@ -158,7 +175,8 @@ class PromoteExtension(ExtensionApp):
             await asyncio.sleep(RETENTION_EVERY_S)
 
     async def stop_extension(self) -> None:
-        for task in (getattr(self, "_activity_task", None), getattr(self, "_retention_task", None)):
+        tasks = ("_activity_task", "_retention_task", "_schedule_task")
+        for task in (getattr(self, name, None) for name in tasks):
             if task is not None:
                 task.cancel()
         await self.jobs.close()

@@ -23,6 +23,7 @@ from ..rundir import RunDir
 from ..runtime.events import EventTail
 
 if TYPE_CHECKING:
+    from ..launch.history import ScheduleHistory
     from .manager import JobManager
 
 #: How often the events of a job being prepared (freeze, image build, push) are stored and published.
@@ -95,6 +96,23 @@ class StoringHooks(JobHooks):
     def _store(self, events: list[dict[str, Any]]) -> None:
         """Queued for the store's writer thread; what is new is published once written."""
         self.manager.store.add_events_soon(self.record.id, events)
+
+    def schedule_history(self, record: JobRecord, limit: int) -> ScheduleHistory | None:
+        """The schedule's row (how it freezes, the environment it was created with) and its last succeeded runs,
+        from the job store (called from a thread)."""
+        from ..errors import PromoteError
+        from ..launch.history import ScheduleHistory
+        from ..schedule.store import ScheduleStore
+
+        store = self.manager.store
+        history = ScheduleHistory(record.schedule, runs=store.schedule_runs(record.schedule, limit, record))
+        try:
+            schedule = ScheduleStore(store.engine, store.user).get(record.schedule)
+        except PromoteError:  # deleted since it fired this job: its runs are still its history
+            return history
+        history.freeze = schedule.freeze
+        history.created_with = schedule.frozen.get("environment")
+        return history
 
     def settled(self, prepared: Prepared, view: JobView, by_error: bool) -> None:
         """The job's end: what is left of its events stored, then its record (job.json when readable)."""

@@ -25,6 +25,7 @@ from ..launch.launcher import Launcher
 from ..launch.lifecycle import JobLifecycle
 from ..launch.request import GroupRequest, PromoteRequest, job_record, member, new_group_id, new_job_id
 from ..models import JobRecord, JobState
+from ..report import write_report
 from ..rundir import RunDir
 from ..runtime.events import EventLog, EventTail
 from ..targets import Target
@@ -171,6 +172,7 @@ class JobManager:
             try:
                 EventLog(str(run.events), record.id).emit("status", **fields)
                 run.write(record)
+                write_report(run, record)  # no output notebook to render: the header alone, at once
                 tail = EventTail(str(run.events), after=self.store.last_seq(record.id), job=record.id)
                 events = [event for event in tail.read() if problem(event) is None]
             except OSError as exc:  # a full disk: the store alone says how it ended

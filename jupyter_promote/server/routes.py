@@ -18,12 +18,13 @@ import tornado
 from jupyter_server.auth.decorator import authorized
 from jupyter_server.utils import url_path_join
 
-from ..errors import ForbiddenPath, UsageError
+from ..errors import ForbiddenPath, JobNotFound, UsageError
 from ..freeze import environment_card, read_lock
 from ..launch.launcher import check_kernel
 from ..targets import load_target_classes
 from .handler import MAX_PAGE, PromoteHandler, maps_errors
 from .payload import check_body, relative_to_root, request_from_payload
+from .schedule_routes import schedule_handlers
 
 
 class TargetsHandler(PromoteHandler):
@@ -77,6 +78,7 @@ class JobsHandler(PromoteHandler):
             notebook=full,
             sweep=self.get_argument("sweep", None),
             owner=self.get_argument("owner", None),
+            schedule=self.get_argument("schedule", None),
             limit=limit,
             offset=offset,
         )
@@ -277,6 +279,44 @@ class ArtifactHandler(PromoteHandler):
         self.finish()
 
 
+#: How a report is opened: a sandbox (no script runs, no form posts, an origin of its own), nothing fetched from
+#: anywhere; only its inline styles and data: images and fonts apply.
+REPORT_CSP = (
+    "sandbox; default-src 'none'; style-src 'unsafe-inline'; img-src data:; font-src data:; "
+    "frame-ancestors 'self'; form-action 'none'; base-uri 'none'"
+)
+
+
+class ReportHandler(PromoteHandler):
+    """The job's ``report.html`` (written as it ended), opened under :data:`REPORT_CSP`; ``download=1``: saved."""
+
+    @property
+    def content_security_policy(self) -> str:
+        return REPORT_CSP
+
+    @tornado.web.authenticated
+    @authorized
+    @maps_errors
+    async def get(self, job_id: str) -> None:
+        _, run_dir = self.manager.get(job_id)
+        download = self.get_argument("download", "")
+        if download not in ("", "0", "1", "false", "true"):
+            raise UsageError(f"download: {download[:40]!r} is not 1, true, 0 or false", subject="download")
+        try:  # never through a link: the job's own files share its run directory
+            fd = os.open(os.path.join(run_dir or "", "report.html"), os.O_RDONLY | os.O_NOFOLLOW)
+        except (OSError, ValueError):
+            fd = -1
+        if not run_dir or fd < 0:
+            raise JobNotFound(f"job {job_id}: has no report (yet: it is written when the job ends)", subject=job_id)
+        with os.fdopen(fd, "rb") as f:
+            data = await asyncio.to_thread(f.read)
+        how = "attachment" if download in ("1", "true") else "inline"
+        self.set_header("Content-Disposition", f'{how}; filename="report-{job_id}.html"')
+        self.set_header("X-Content-Type-Options", "nosniff")
+        self.set_header("Referrer-Policy", "no-referrer")
+        self.finish(data, set_content_type="text/html; charset=utf-8")
+
+
 def setup_route_handlers(web_app: Any) -> None:
     base = url_path_join(web_app.settings["base_url"], "jupyter-promote")
     job = r"(?P<job_id>[0-9a-f]{6,32})"
@@ -293,6 +333,8 @@ def setup_route_handlers(web_app: Any) -> None:
             (url_path_join(base, "sweeps", r"(?P<sweep_id>s[0-9a-f]{12})"), SweepHandler),
             (url_path_join(base, "jobs", job, "logs"), LogsHandler),
             (url_path_join(base, "jobs", job, "output"), OutputHandler),
+            (url_path_join(base, "jobs", job, "report"), ReportHandler),
             (url_path_join(base, "jobs", job, "artifacts", "(?P<path>.+)"), ArtifactHandler),
+            *schedule_handlers(base),
         ],
     )

@@ -30,6 +30,14 @@ export function artifactEndPoint(id: string, path: string): string {
   return ['jobs', encodeURIComponent(id), 'artifacts', ...segments.map(encodeURIComponent)].join('/');
 }
 
+/**
+ * The API end point of a finished job's report (`report.html`), relative to `/jupyter-promote/`: opened
+ * in the browser (the server serves it in a sandbox), or with `download` saved as a file.
+ */
+export function reportEndPoint(id: string, download = false): string {
+  return ['jobs', encodeURIComponent(id), 'report'].join('/') + (download ? '?download=1' : '');
+}
+
 /** The name a downloaded artifact is saved under: the last segment of its path. */
 export function artifactName(path: string): string {
   return (

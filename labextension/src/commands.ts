@@ -10,13 +10,16 @@ import { askPromote, IPromoteChoice } from './dialog/dialog';
 import { formFieldOf } from './form/fields';
 import { toRequest } from './form/form';
 import { FieldError } from './form/parse';
+import { dueText, scheduleFieldOf, toScheduleRequest } from './form/schedule';
 import { JobsModel } from './jobs';
 import { outputCopyPath } from './output';
 import { IPromoteDialogExtension } from './tokens';
 
 /**
- * Promote a notebook: the dialog (with the sections other extensions added), then `POST jobs`. A refused request opens the dialog again with
- * the server's message beside the field it names; nothing fails silently.
+ * Promote a notebook: the dialog (with the sections other extensions added), then `POST jobs`, or, "On a
+ * schedule", `POST schedules` with the same job request (then the sidebar's schedules are shown and no job id
+ * is returned). A refused request opens the dialog again with the server's message beside the field it
+ * names; nothing fails silently.
  */
 export async function promoteNotebook(
   path: string,
@@ -24,7 +27,8 @@ export async function promoteNotebook(
   defaultTarget: string,
   show: (id: string) => void,
   trans: TranslationBundle,
-  extension: IPromoteDialogExtension
+  extension: IPromoteDialogExtension,
+  showSchedules?: () => void
 ): Promise<string | null> {
   let previous: IPromoteChoice | null = null;
   let errors: Record<string, string> = {};
@@ -35,18 +39,26 @@ export async function promoteNotebook(
       return null;
     }
     previous = choice;
+    const scheduled = choice.schedule.mode === 'schedule';
     let submitted: IPromoteResponse;
     let target: string;
     try {
       const request = toRequest(path, choice.form, choice.preview?.parameters ?? [], sections);
       target = request.target ?? choice.form.target;
+      if (scheduled) {
+        const schedule = await model.service.createSchedule(toScheduleRequest(request, choice.schedule));
+        const next = schedule.next[0] ? dueText(schedule.next[0]) : trans.__('none');
+        Notification.success(trans.__('Schedule %1 created: next run %2', schedule.name, next), { autoClose: 6000 });
+        showSchedules?.();
+        return null;
+      }
       submitted = await model.service.submit(request);
     } catch (error) {
+      const shown = (choice.preview?.parameters ?? []).map(p => p.name);
       if (error instanceof FieldError) {
         errors = { [error.field]: error.message };
       } else if (error instanceof PromoteRequestError) {
-        const shown = (choice.preview?.parameters ?? []).map(p => p.name);
-        errors = { [formFieldOf(error.field, shown)]: error.message };
+        errors = { [(scheduled ? scheduleFieldOf : formFieldOf)(error.field, shown)]: error.message };
       } else {
         Notification.error(trans.__('Promote %1: %2', path, (error as Error).message));
         return null;

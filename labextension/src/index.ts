@@ -67,7 +67,8 @@ const plugin: JupyterFrontEndPlugin<void> = {
       trans,
       dialogSections,
       defaultTarget: () => defaultTarget,
-      show: sidebar.show
+      show: sidebar.show,
+      showSchedules: sidebar.showSchedules
     });
     addShowJobsCommand(app, trans, sidebar.show);
     addCommandEntries(app, palette, trans);

@@ -18,7 +18,7 @@ export interface IJobNews {
 }
 
 /** Jobs not heard from on the bus are caught up this often while any of them is live (ms). */
-const CATCH_UP_MS = 10000;
+export const CATCH_UP_MS = 10000;
 /** The server's page size of `GET jobs/{id}/events`: a full page means there may be more. */
 const EVENTS_PAGE = 10000;
 /** Requests for jobs' events (and records) in flight at once: a load of hundreds of live jobs waits its turn. */

@@ -97,6 +97,19 @@ test('promote from the notebook toolbar and watch it go queued, running, succeed
   await expect(page.locator('.jp-Promote-log[aria-label="Job log"]')).toContainText('trained 400 steps');
   await expect(page.locator('.Toastify__toast').filter({ hasText: 'succeeded' })).toBeVisible();
   await page.screenshot({ path: path.join(ARTIFACTS, 'sidebar-detail-light.png') });
+  // its report (written as the job ended) opens in a page of its own, in a sandbox: the verdict above the
+  // notebook's own cells and outputs
+  const report = new URL(`/jupyter-promote/jobs/${id}/report`, page.url()).href;
+  await expect.poll(async () => (await page.request.get(report)).status(), { timeout: 30000 }).toBe(200);
+  expect((await page.request.get(report)).headers()['content-security-policy']).toContain('sandbox');
+  const [opened] = await Promise.all([
+    page.context().waitForEvent('page'),
+    page.locator('.jp-Promote-detail a.jp-Promote-report').click()
+  ]);
+  await opened.waitForLoadState();
+  await expect(opened.locator('body')).toContainText('succeeded');
+  await expect(opened.locator('body')).toContainText('trained 400 steps');
+  await opened.close();
   // the output notebook opens, copied next to the source notebook
   await page.locator('.jp-Promote-actions button:has-text("Open output")').click();
   await expect(page.locator(`.lm-TabBar-tab:has-text("train.promote-${id.slice(0, 8)}.ipynb")`)).toBeVisible();
@@ -295,4 +308,33 @@ test('the dialog offers the notification destinations; unticked, the job notifie
   const id = await jobOnDetail(page);
   expect((await jobRecord(page, id))!.notify).toEqual([]);
   await expect(badge(page)).toHaveAttribute('data-state', 'succeeded', { timeout: 120000 });
+});
+
+test('a notebook put on a schedule from the dialog: its next five runs, then in the sidebar', async ({
+  page,
+  tmpPath
+}) => {
+  await upload(page, tmpPath, 'train.ipynb');
+  const dialog = await openDialogFromBrowser(page, 'train.ipynb');
+  await dialog.locator('input[type="radio"][value="schedule"]').check();
+  const cron = dialog.locator('input[aria-label="Cron expression"]');
+  // a cron expression the server refuses: its one line, at once
+  await cron.fill('61 3 * * *');
+  await expect(dialog.locator('[data-field="schedule.preview"]')).toBeVisible();
+  await cron.fill('0 3 * * *');
+  await dialog.locator('input[aria-label="Time zone"]').fill('Europe/Berlin');
+  const name = `nightly-${Date.now()}`;
+  await dialog.locator('input[aria-label="Schedule name"]').fill(name);
+  await expect(dialog.locator('ol[aria-label="Next runs"] li')).toHaveCount(5);
+  await dialog.locator('.jp-Dialog-button.jp-mod-accept').click();
+  // the sidebar's Schedules tab lists it; paused, then deleted
+  const item = page.locator('.jp-Promote-scheduleItem').filter({ hasText: name });
+  await expect(item).toBeVisible();
+  await expect(item).toContainText('0 3 * * *');
+  await expect(item).toContainText('Europe/Berlin');
+  await item.locator('button:has-text("Pause")').click();
+  await expect(item).toHaveAttribute('data-paused', 'true');
+  await item.locator('button:has-text("Delete")').click();
+  await page.locator('.jp-Dialog .jp-Dialog-button.jp-mod-accept').click();
+  await expect(item).toHaveCount(0);
 });

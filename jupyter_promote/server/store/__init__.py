@@ -210,13 +210,14 @@ class JobStore:
         notebook: str | None = None,
         sweep: str | None = None,
         owner: str | None = None,
+        schedule: str | None = None,
         limit: int = 50,
         offset: int = 0,
     ) -> tuple[list[str], int]:
         """One page of jobs, newest first, as their stored job.json text (what the API sends as it is),
         and the total that match.
         """
-        asked = {"state": state, "notebook": notebook, "sweep": sweep, "owner": owner}
+        asked = {"state": state, "notebook": notebook, "sweep": sweep, "owner": owner, "schedule": schedule}
         params = {"server_user": self.user, **{k: v for k, v in asked.items() if v}}
         with self._read_lock:
             return once_more_if_disconnected(lambda: jobs.list_page(self._read, params, limit, offset))
@@ -233,6 +234,21 @@ class JobStore:
         clause, params = jobs.by_state(final=True)
         sql = f"SELECT id, record, run_dir FROM jobs WHERE server_user = :user AND {clause} ORDER BY created_at"
         return [record for record, _ in jobs.records(self._query(sql, {**params, "user": self.user}))]
+
+    def schedule_runs(
+        self, schedule: str, limit: int, before: JobRecord | None = None
+    ) -> list[tuple[JobRecord, str | None]]:
+        """The last ``limit`` succeeded jobs of ``schedule`` (with ``before``: created before that job, itself
+        left out), oldest first, each with its run directory."""
+        sql = (
+            "SELECT id, record, run_dir FROM jobs WHERE server_user = :user AND schedule = :schedule AND state = :state"
+        )
+        params: dict[str, Any] = {"user": self.user, "schedule": schedule, "state": "succeeded", "limit": limit}
+        if before is not None:
+            sql += " AND id != :job AND created_at <= :created"
+            params.update(job=before.id, created=before.created_at)
+        rows = self._query(sql + " ORDER BY created_at DESC, id LIMIT :limit", params)
+        return jobs.records(reversed(rows))
 
     def last_seq(self, job_id: str) -> int:
         """The seq of the job's last stored event (0 when none)."""

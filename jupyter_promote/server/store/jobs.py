@@ -26,6 +26,7 @@ def job_row(record: JobRecord, run_dir: str | None, server_user: str) -> dict[st
         "created_at": record.created_at,
         "owner": record.owner,
         "sweep": (record.sweep or {}).get("id"),
+        "schedule": record.schedule or None,
         "server_user": server_user,
         "record": json.dumps(record.to_json(), sort_keys=True, allow_nan=False),
     }
@@ -37,10 +38,10 @@ def upsert_job(db: Any, row: dict[str, Any]) -> None:
 
     db.execute(
         text(
-            "INSERT INTO jobs (id, run_dir, notebook, state, created_at, owner, sweep, server_user, record) "
-            "VALUES (:id, :run_dir, :notebook, :state, :created_at, :owner, :sweep, :server_user, :record) "
+            "INSERT INTO jobs (id, run_dir, notebook, state, created_at, owner, sweep, schedule, server_user, record) "
+            "VALUES (:id, :run_dir, :notebook, :state, :created_at, :owner, :sweep, :schedule, :server_user, :record) "
             "ON CONFLICT (id) DO UPDATE SET run_dir = excluded.run_dir, state = excluded.state, "
-            "owner = excluded.owner, sweep = excluded.sweep, record = excluded.record"
+            "owner = excluded.owner, sweep = excluded.sweep, schedule = excluded.schedule, record = excluded.record"
         ),
         row,
     )

@@ -1,4 +1,4 @@
-import { artifactEndPoint, artifactName, artifactsToShow, formatSize } from '../artifacts';
+import { artifactEndPoint, artifactName, artifactsToShow, formatSize, reportEndPoint } from '../artifacts';
 
 describe('formatSize', () => {
   it('shows bytes as they are, then powers of 1024 with at most one decimal', () => {
@@ -30,6 +30,13 @@ describe('artifactEndPoint', () => {
 
   it('drops empty and "." segments', () => {
     expect(artifactEndPoint('ab12', './ckpt//model.pt')).toBe('jobs/ab12/artifacts/ckpt/model.pt');
+  });
+});
+
+describe('reportEndPoint', () => {
+  it("is the job's report, opened or saved", () => {
+    expect(reportEndPoint('ab12')).toBe('jobs/ab12/report');
+    expect(reportEndPoint('ab12', true)).toBe('jobs/ab12/report?download=1');
   });
 });
 

@@ -12,6 +12,7 @@ import { PromoteForm } from '../dialog/PromoteForm';
 import { PromoteDialogExtension } from '../dialog/registry';
 import { emptyForm, IPromoteForm, toRequest } from '../form/form';
 import { FieldError } from '../form/parse';
+import { emptySchedule } from '../form/schedule';
 import { useTranslation } from '../i18n';
 import { IPromoteDialogSection, IPromoteSectionProps } from '../tokens';
 
@@ -48,7 +49,7 @@ function render(form: IPromoteForm, sections: readonly IPromoteDialogSection[], 
     <PromoteForm
       service={new PromoteService(settings)}
       notebook="train.ipynb"
-      initial={{ form, preview: null, ownKernel: null }}
+      initial={{ form, preview: null, ownKernel: null, schedule: emptySchedule('UTC') }}
       errors={errors}
       sections={sections}
       onChange={() => undefined}

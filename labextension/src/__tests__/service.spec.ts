@@ -71,6 +71,14 @@ describe('PromoteService', () => {
     );
   });
 
+  it("builds a report's address under the server's base URL", () => {
+    const { service } = serviceAnswering(() => new Response(''));
+    expect(service.reportUrl('ab12')).toBe('http://localhost:8888/lab-base/jupyter-promote/jobs/ab12/report');
+    expect(service.reportUrl('ab12', true)).toBe(
+      'http://localhost:8888/lab-base/jupyter-promote/jobs/ab12/report?download=1'
+    );
+  });
+
   it("fetches an artifact's bytes", async () => {
     const { service, sent } = serviceAnswering(() => new Response(new Uint8Array([0, 1, 2, 255])));
     const blob = await service.artifact('ab12', 'ckpt/model.pt');

@@ -92,6 +92,8 @@ export interface paths {
           sweep?: string;
           /** @description the jobs of one user (who promoted them) */
           owner?: string;
+          /** @description the jobs one schedule fired (its id) */
+          schedule?: string;
           limit?: number;
           offset?: number;
         };
@@ -473,6 +475,64 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/jupyter-promote/jobs/{job_id}/report': {
+    parameters: {
+      query?: {
+        /** @description 1 or true: as an attachment (saved), else inline (opened) */
+        download?: '1' | 'true' | '0' | 'false';
+      };
+      header?: never;
+      path: {
+        job_id: string;
+      };
+      cookie?: never;
+    };
+    /** The job's report.html, written when it ended: a header (verdict, parity per metric, alerts, parameters, environment, timings) over the output notebook without its injected cells */
+    get: {
+      parameters: {
+        query?: {
+          /** @description 1 or true: as an attachment (saved), else inline (opened) */
+          download?: '1' | 'true' | '0' | 'false';
+        };
+        header?: never;
+        path: {
+          job_id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description text/html, served under Content-Security-Policy: sandbox; default-src 'none' (nothing in it runs or loads) */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+        /** @description a download value that is not one of the listed */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+        /** @description no such job, or no report yet (the job has not ended) */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/jupyter-promote/jobs/{job_id}/artifacts/{path}': {
     parameters: {
       query?: never;
@@ -634,10 +694,345 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/jupyter-promote/schedules': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** This user's schedules */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description {schedules: [{id, name, notebook, request, cron, timezone, paused, missed, overlap, freeze, frozen, created_at, next_due, next_due_at, last_fired, last_fired_at, queued, skipped, last_job, note}]} */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+      };
+    };
+    put?: never;
+    /** Create a schedule; answers with it and its next five due times */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['ScheduleRequest'];
+        };
+      };
+      responses: {
+        /** @description the schedule, with next: [five due times, ISO 8601 in its time zone] */
+        201: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+        /** @description an invalid field, named in the message (cron, timezone, the request's fields) */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+        /** @description a notebook path outside the server's root */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+        /** @description another schedule has this name */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/jupyter-promote/schedules/preview': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** The next five due times of a cron expression in a time zone, checked as a new schedule's are; creates nothing */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['SchedulePreview'];
+        };
+      };
+      responses: {
+        /** @description {next: [five due times after now, ISO 8601 in the time zone]} */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+        /** @description a cron expression that is not one, or an unknown time zone, named in the message */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/jupyter-promote/schedules/{schedule_id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        schedule_id: string;
+      };
+      cookie?: never;
+    };
+    /** One schedule, with its next five due times and the history of its runs */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          schedule_id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description the schedule, with next and history {jobs, metrics: {name: [value or null]}, drift: [summary]} of its last 10 succeeded runs */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+        /** @description no such schedule */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    /** Delete a schedule (the jobs it fired stay) */
+    delete: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          schedule_id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description {id, deleted: true} */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+        /** @description no such schedule */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+      };
+    };
+    options?: never;
+    head?: never;
+    /** Pause or resume a schedule, or change its cron expression, time zone or policies */
+    patch: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          schedule_id: string;
+        };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['ScheduleUpdate'];
+        };
+      };
+      responses: {
+        /** @description the schedule, with next */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+        /** @description an invalid field */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+        /** @description no such schedule */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+      };
+    };
+    trace?: never;
+  };
+  '/jupyter-promote/schedules/{schedule_id}/run': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        schedule_id: string;
+      };
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Fire the schedule now (whatever its overlap policy or pause), as a job carrying the schedule's id */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          schedule_id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description {id: the job's id} */
+        202: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+        /** @description the schedule's notebook no longer exists */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+        /** @description no such schedule */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export type webhooks = Record<string, never>;
 export interface components {
   schemas: {
+    /** @description A schedule: a job request (the JobRequest, validated as POST jobs validates it) fired by the server at each due time of a cron expression in a time zone. Refused with a 400 naming the field: a cron expression that is not one, an unknown time zone, a notebook that does not exist, a group (sweep, replicas, contention); a name another schedule has is a 409. Nothing is stored when it is refused. */
+    ScheduleRequest: {
+      /** @description unique; default: the notebook's name and the schedule's id */
+      name?: string;
+      /** @description five fields: minute hour day month weekday, as croniter reads them ("0 3 * * *": 03:00 each day) */
+      cron: string;
+      /**
+       * @description an IANA time zone (Europe/Berlin); daylight-saving changes as croniter handles them
+       * @default UTC
+       */
+      timezone?: string;
+      /**
+       * @description due times missed while no server ran: run the latest once, run each, or run none (said in the schedule's note and the server's log)
+       * @default latest
+       * @enum {string}
+       */
+      missed?: 'latest' | 'all' | 'skip';
+      /**
+       * @description a due time while the schedule's previous job still runs: skipped (counted), queued until it ends, or run anyway
+       * @default skip
+       * @enum {string}
+       */
+      overlap?: 'skip' | 'queue' | 'allow';
+      /**
+       * @description once: the notebook as it was at creation runs each time (its hash recorded); each_run: the notebook as it is at each due time
+       * @default once
+       * @enum {string}
+       */
+      freeze?: 'once' | 'each_run';
+      request: components['schemas']['JobRequest'];
+    };
+    /** @description What POST schedules/preview reads (the cron expression and the time zone of a ScheduleRequest). */
+    SchedulePreview: {
+      /** @description five fields: minute hour day month weekday */
+      cron: string;
+      /**
+       * @description an IANA time zone (Europe/Berlin)
+       * @default UTC
+       */
+      timezone?: string;
+    };
+    /** @description What PATCH schedules/{id} changes (the same rules as ScheduleRequest); the next due time is computed again. */
+    ScheduleUpdate: {
+      paused?: boolean;
+      cron?: string;
+      timezone?: string;
+      /** @enum {string} */
+      missed?: 'latest' | 'all' | 'skip';
+      /** @enum {string} */
+      overlap?: 'skip' | 'queue' | 'allow';
+    };
     /** @description What a POST jobs body asks for, declared once: the server validates bodies with it, the CLI builds one, job.json keeps it verbatim (a rerun is the same request) and the TypeScript types are generated from it. */
     JobRequest: {
       /** @description path relative to the server's root, resolved as the contents manager resolves it */

@@ -1,7 +1,7 @@
 import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 
-import { artifactEndPoint } from '../artifacts';
+import { artifactEndPoint, reportEndPoint } from '../artifacts';
 import { ISweepSummary } from './groups';
 import { IJobEvent, IJobsPage } from './jobs';
 import { requestAPI, requestBlob } from './request';
@@ -14,6 +14,9 @@ import {
   INotifications,
   IPromoteRequest,
   IPromoteResponse,
+  ISchedule,
+  IScheduleRequest,
+  IScheduleUpdate,
   ITarget
 } from './types';
 
@@ -77,6 +80,11 @@ export class PromoteService {
     return requestBlob(artifactEndPoint(id, path), this.serverSettings);
   }
 
+  /** The address of a finished job's report, for a link that opens it (or, with `download`, saves it). */
+  reportUrl(id: string, download = false): string {
+    return URLExt.join(this.serverSettings.baseUrl, 'jupyter-promote', reportEndPoint(id, download));
+  }
+
   submit(request: IPromoteRequest): Promise<IPromoteResponse> {
     return this.call('jobs', { method: 'POST', body: JSON.stringify(request) });
   }
@@ -102,6 +110,43 @@ export class PromoteService {
 
   rerun(id: string): Promise<{ id: string }> {
     return this.call(`jobs/${id}/rerun`, { method: 'POST', body: '{}' });
+  }
+
+  /** This user's schedules, each with its next five due times. */
+  async schedules(): Promise<ISchedule[]> {
+    return (await this.call<{ schedules: ISchedule[] }>('schedules')).schedules;
+  }
+
+  /** Create a schedule (a 400 names the field it refuses; a name taken is a 409); answers with it. */
+  createSchedule(body: IScheduleRequest): Promise<ISchedule> {
+    return this.call('schedules', { method: 'POST', body: JSON.stringify(body) });
+  }
+
+  /** The next five due times of `cron` in `timezone`, as ISO 8601 (a 400 says what is wrong); creates nothing. */
+  async previewSchedule(cron: string, timezone: string): Promise<string[]> {
+    const body = { cron, timezone };
+    return (await this.call<{ next: string[] }>('schedules/preview', { method: 'POST', body: JSON.stringify(body) }))
+      .next;
+  }
+
+  /** Pause or resume a schedule, or change its cron expression, time zone or policies. */
+  updateSchedule(id: string, change: IScheduleUpdate): Promise<ISchedule> {
+    return this.call(`schedules/${encodeURIComponent(id)}`, { method: 'PATCH', body: JSON.stringify(change) });
+  }
+
+  /** Fire a schedule now (whatever its pause or overlap policy): the job's id. */
+  runSchedule(id: string): Promise<{ id: string }> {
+    return this.call(`schedules/${encodeURIComponent(id)}/run`, { method: 'POST', body: '{}' });
+  }
+
+  /** Delete a schedule; the jobs it fired stay. */
+  async deleteSchedule(id: string): Promise<void> {
+    await this.call(`schedules/${encodeURIComponent(id)}`, { method: 'DELETE' });
+  }
+
+  /** The newest `limit` jobs a schedule fired, newest first. */
+  scheduleJobs(id: string, limit = 20): Promise<IJobsPage> {
+    return this.call<IJobsPage>(`jobs?schedule=${encodeURIComponent(id)}&limit=${limit}`);
   }
 
   private call<T>(endPoint: string, init: RequestInit = {}): Promise<T> {

@@ -132,3 +132,44 @@ export interface IJobEventsMessage {
 }
 
 export const JOB_EVENTS_SCHEMA = 'https://events.jupyter.org/jupyter_promote/job_events/v1';
+
+/** The body of `POST schedules`: a job request and when to fire it (components/schemas/ScheduleRequest). */
+export type IScheduleRequest = components['schemas']['ScheduleRequest'];
+
+/** The body of `PATCH schedules/{id}`: a pause or resume, or a changed cron expression, time zone or policy. */
+export type IScheduleUpdate = components['schemas']['ScheduleUpdate'];
+
+/** The body of `POST schedules/preview`: a cron expression and a time zone. */
+export type ISchedulePreviewRequest = components['schemas']['SchedulePreview'];
+
+/** What a schedule does about missed due times, and about a due time while its previous job still runs. */
+export type MissedPolicy = NonNullable<IScheduleRequest['missed']>;
+export type OverlapPolicy = NonNullable<IScheduleRequest['overlap']>;
+
+/** One schedule, as `GET schedules` and the other schedule routes return it. */
+export interface ISchedule {
+  id: string;
+  name: string;
+  /** The notebook's absolute path on the server. */
+  notebook: string;
+  request: IPromoteRequest;
+  cron: string;
+  timezone: string;
+  paused: boolean;
+  missed: MissedPolicy;
+  overlap: OverlapPolicy;
+  freeze: NonNullable<IScheduleRequest['freeze']>;
+  created_at: number;
+  next_due: number | null;
+  /** The next due time, ISO 8601 in the schedule's time zone. */
+  next_due_at: string | null;
+  last_fired: number;
+  last_fired_at: string | null;
+  queued: number | null;
+  skipped: number;
+  last_job: string | null;
+  /** The last thing the scheduler said about it (missed runs, a skipped due time, a failure). */
+  note: string;
+  /** The next five due times, ISO 8601 in its time zone ([] while paused). */
+  next: string[];
+}

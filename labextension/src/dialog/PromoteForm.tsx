@@ -1,6 +1,6 @@
 /**
  * The form of the "Promote to cluster" dialog: pre-flight checks, then one section per concern
- * (target, parameters, resources, monitoring, notifications, groups of jobs, environment), then the
+ * (target, when: now or on a schedule, parameters, resources, monitoring, notifications, groups of jobs, environment), then the
  * sections other extensions added through IPromoteDialogExtension. No JupyterLab widget import: Jest
  * renders it.
  */
@@ -11,10 +11,12 @@ import { PromoteService } from '../api/service';
 import { IFreezePreview, INotifyDestination, IParameter, ITarget } from '../api/types';
 import { notifyChoice, requestedGpus } from '../form/choices';
 import { IPromoteForm } from '../form/form';
+import { IScheduleForm } from '../form/schedule';
 import { useTranslation } from '../i18n';
 import { parameterText } from '../parameters';
 import { PreflightChecks, usePreview } from '../preview';
 import { IPromoteDialogSection } from '../tokens';
+import { ScheduleSection } from './schedule';
 import { ContentionSection, EnvironmentSection, RepeatSection, SweepSection } from './groups';
 import {
   MonitoringSection,
@@ -31,6 +33,8 @@ export interface IPromoteChoice {
   preview: IFreezePreview | null;
   /** The notebook's own kernelspec, once a preview has said it. */
   ownKernel: string | null;
+  /** Run now, or create a schedule that fires the job. */
+  schedule: IScheduleForm;
 }
 
 export interface IPromoteFormProps {
@@ -87,6 +91,7 @@ function useOffers(service: PromoteService, setForm: React.Dispatch<React.SetSta
 /** The form, its sections in order, and the errors of no field at its top. */
 export function PromoteForm(props: IPromoteFormProps): JSX.Element {
   const [form, setForm] = React.useState<IPromoteForm>(props.initial.form);
+  const [schedule, setSchedule] = React.useState<IScheduleForm>(props.initial.schedule);
   const { targets, destinations, problem } = useOffers(props.service, setForm);
   const initial = { preview: props.initial.preview, own: props.initial.ownKernel };
   const previewed = usePreview(props.service, props.notebook, form.kernel, requestedGpus(form), form.target, initial);
@@ -98,8 +103,8 @@ export function PromoteForm(props: IPromoteFormProps): JSX.Element {
     }
   }, [preview]);
   React.useEffect(() => {
-    props.onChange({ form, preview, ownKernel: own });
-  }, [form, preview, own]);
+    props.onChange({ form, preview, ownKernel: own, schedule });
+  }, [form, preview, own, schedule]);
 
   const update = (change: Partial<IPromoteForm>) => setForm(f => ({ ...f, ...change }));
   // a preview refused for a field of the form (the GPU count) shows there; the server's answer to Promote wins
@@ -121,6 +126,12 @@ export function PromoteForm(props: IPromoteFormProps): JSX.Element {
         </div>
       )}
       <TargetSection {...section} targets={targets} />
+      <ScheduleSection
+        service={props.service}
+        schedule={schedule}
+        onChange={change => setSchedule(s => ({ ...s, ...change }))}
+        errors={errors}
+      />
       <ParametersSection {...section} parameters={preview?.parameters ?? null} />
       <ResourcesSection {...section} target={targets?.find(t => t.name === form.target)} />
       <MonitoringSection {...section} />

@@ -10,6 +10,7 @@ import * as React from 'react';
 
 import { PromoteService } from '../api/service';
 import { emptyForm } from '../form/form';
+import { emptySchedule } from '../form/schedule';
 import { TranslationContext } from '../i18n';
 import { IPromoteDialogSection } from '../tokens';
 import { IPromoteChoice, IPromoteFormProps, PromoteForm } from './PromoteForm';
@@ -55,7 +56,12 @@ export async function askPromote(
     {
       service,
       notebook,
-      initial: previous ?? { form: emptyForm(defaultTarget, sections), preview: null, ownKernel: null },
+      initial: previous ?? {
+        form: emptyForm(defaultTarget, sections),
+        preview: null,
+        ownKernel: null,
+        schedule: emptySchedule()
+      },
       errors,
       sections
     },

@@ -29,6 +29,8 @@ export interface IPromoteCommandContext {
   /** The target the dialog starts on (the settings', read when the command runs). */
   defaultTarget: () => string;
   show: (id: string) => void;
+  /** Show the sidebar's schedules (after a schedule is created). */
+  showSchedules: () => void;
 }
 
 /** The notebook the command is about: its argument, else the file browser's selection, else the current notebook. */
@@ -65,8 +67,9 @@ export function addPromoteCommand(app: JupyterFrontEnd, context: IPromoteCommand
         await widget.context.save(); // the job runs what is saved, and its baseline is the saved outputs
       }
       const { promoteNotebook } = await import('../commands');
-      const { model, dialogSections, show } = context;
-      return promoteNotebook(path, model, context.defaultTarget(), id => show(id), trans, dialogSections);
+      const { model, dialogSections, show, showSchedules } = context;
+      const target = context.defaultTarget();
+      return promoteNotebook(path, model, target, id => show(id), trans, dialogSections, showSchedules);
     }
   });
 }

@@ -78,6 +78,7 @@ export function JobDetail(props: {
         live={live}
         act={act}
         onBack={props.onBack}
+        reportHref={model.service.reportUrl(view.id)}
       />
       <Progress view={view} now={Date.now() / 1000} />
       <Charts view={view} />

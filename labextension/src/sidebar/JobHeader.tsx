@@ -1,6 +1,6 @@
 /**
  * The top of a job's detail view, kept in view while the rest scrolls: who the job is (notebook,
- * state, target) and what can be done with it (cancel, rerun, open its output, delete).
+ * state, target) and what can be done with it (cancel, rerun, open its output or its report, delete).
  */
 
 import * as React from 'react';
@@ -19,6 +19,8 @@ export function JobHeader(props: {
   /** Run an action with the buttons disabled until it is done. */
   act: (action: () => Promise<void>) => () => Promise<void>;
   onBack: () => void;
+  /** The address of the job's report (written once it ended; the server opens it in a sandbox). */
+  reportHref: string;
 }): JSX.Element {
   const trans = useTranslation();
   const { view, detail, actions, busy, live, act } = props;
@@ -67,6 +69,17 @@ export function JobHeader(props: {
         >
           {trans.__('Open output')}
         </button>
+        {!live && (
+          <a
+            className="jp-Button jp-mod-styled jp-Promote-report"
+            href={props.reportHref}
+            target="_blank"
+            rel="noopener noreferrer"
+            title={trans.__('The report of this job: verdict, alerts, parameters, environment and its notebook')}
+          >
+            {trans.__('Report')}
+          </a>
+        )}
         {!live && (
           <button
             className="jp-Button jp-mod-styled jp-mod-warn"
