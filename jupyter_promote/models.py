@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import os
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -175,9 +176,17 @@ class JobRecord:
     #: (launch/body.py rerun_request); empty in records written before it was kept
     request: dict[str, Any] = field(default_factory=dict)
     schedule: str = ""  # the id of the schedule that fired it (jupyter_promote/schedule); empty: asked by hand
+    #: the folder the job's inputs come from, when it is not the notebook's own: a schedule that froze its
+    #: notebook runs that copy among the files beside the notebook it was frozen from
+    folder: str = ""
     #: judged against its schedule's own runs (analysis/drift.py; drift.json has the whole verdict):
     #: {"verdict": drift|steady|not enough history, "runs", "drifted": [metric, ...], "environment": bool}
     drift: dict[str, Any] | None = None
+
+    @property
+    def inputs_folder(self) -> str:
+        """The folder whose files the job reads beside its notebook (its working directory mirrors it)."""
+        return self.folder or os.path.dirname(self.notebook)
 
     def to_json(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)

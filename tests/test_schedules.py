@@ -249,8 +249,18 @@ async def refused(jp_fetch, *path, **kwargs):
     return info.value.code, json.loads(info.value.response.body)["message"]
 
 
+def reads_beside(source: str) -> dict:
+    """A notebook whose one cell runs ``source`` (on the default kernel)."""
+    cell = {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": source}
+    kernelspec = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    return {"cells": [cell], "metadata": {"kernelspec": kernelspec}, "nbformat": 4, "nbformat_minor": 4}
+
+
 async def test_a_schedule_fires_a_real_job_through_the_server(jp_fetch, jp_serverapp, jp_root_dir):
-    shutil.copy(NOTEBOOKS / "success.ipynb", jp_root_dir / "success.ipynb")
+    # Given a notebook that reads a file beside it
+    check = "text = open('data.txt').read()\nassert text == 'as it is now', text"
+    (jp_root_dir / "success.ipynb").write_text(json.dumps(reads_beside(check)))
+    (jp_root_dir / "data.txt").write_text("as it was")
     body = {
         "name": "hourly",
         "cron": "0 * * * *",
@@ -275,14 +285,17 @@ async def test_a_schedule_fires_a_real_job_through_the_server(jp_fetch, jp_serve
     assert paused["paused"] and paused["next"] == []
     _, resumed = await api(jp_fetch, "schedules", schedule["id"], method="PATCH", body={"paused": False})
     assert not resumed["paused"]
+    # and, after the schedule froze it, the notebook is broken and the file beside it changes
+    (jp_root_dir / "success.ipynb").write_text(json.dumps(reads_beside("raise RuntimeError('edited after')")))
+    (jp_root_dir / "data.txt").write_text("as it is now")
     # When the server's scheduler ticks just after the next due time (its clock moved by the test)
     scheduler = jp_serverapp.web_app.settings["jupyter_promote_scheduler"]
     due = datetime.datetime.fromtimestamp(resumed["next_due"], datetime.timezone.utc)
     scheduler.clock = Clock(due + datetime.timedelta(seconds=3))
     (job_id,) = await scheduler.tick()
-    # Then a real local job ran, carrying the schedule's id
+    # Then a real local job ran, carrying the schedule's id: the notebook as frozen, among the files beside it
     record = await wait_final(jp_fetch, job_id)
-    assert record["state"] == "succeeded" and record["schedule"] == schedule["id"]
+    assert record["state"] == "succeeded" and record["schedule"] == schedule["id"], record
     # And run-now fires another one; delete forgets the schedule (its jobs stay)
     code, ran = await api(jp_fetch, "schedules", schedule["id"], "run", method="POST", body={})
     assert code == 202 and (await wait_final(jp_fetch, ran["id"]))["schedule"] == schedule["id"]

@@ -100,7 +100,7 @@ def _working_dir(run: RunDir, record: JobRecord) -> StagedInputs:
     inputs = os.environ.get("PROMOTE_INPUTS")
     if inputs:
         return stage(inputs, run.work_dir)
-    return stage(os.path.dirname(record.notebook), run.work_dir, exclude=(str(run.path),))
+    return stage(record.inputs_folder, run.work_dir, exclude=(str(run.path),))
 
 
 def _report_files(log: EventLog, staged: StagedInputs | None) -> None:

@@ -58,6 +58,7 @@ class PromoteRequest:
     #: the JobRequest this was made from, as job.json keeps it (see launch/body.py); empty when built by hand
     body: dict[str, Any] = field(default_factory=dict)
     schedule: str = ""  # the id of the schedule that fires it (jupyter_promote/schedule); empty: asked by hand
+    folder: str = ""  # where its inputs are, when not beside the notebook (a schedule's frozen copy): JobRecord
 
 
 def job_body(body: dict[str, Any], parameters: dict[str, Any]) -> dict[str, Any]:
@@ -87,6 +88,7 @@ def job_record(request: PromoteRequest, job_id: str, **resolved: Any) -> JobReco
         "data": dict(request.data),
         "owner": request.owner,
         "schedule": request.schedule,
+        "folder": request.folder,
         "request": job_body(request.body, request.parameters),
         "created_at": round(time.time(), 3),
     }

@@ -148,6 +148,8 @@ class Scheduler:
             body["notebook"] = self._frozen_copy(schedule)
         request, _ = request_from_body(body, _existing, self.settings)
         request.schedule, request.owner = schedule.id, schedule.owner
+        if schedule.freeze == "once":  # the copy runs among the files beside the notebook, as they are now
+            request.folder = os.path.dirname(os.path.abspath(schedule.notebook))
         return request
 
     def _frozen_copy(self, schedule: Schedule) -> str:

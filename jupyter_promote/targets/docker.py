@@ -79,7 +79,7 @@ class DockerTarget(Target):
         shared = os.path.dirname(os.path.realpath(run.job_notebook))  # a sweep task links to its sweep's notebook
         if shared != os.path.realpath(run.path):
             binds.setdefault(shared, True)
-        notebook_dir = os.path.dirname(record.notebook)
+        notebook_dir = record.inputs_folder
         if self.mount_notebook_dir and notebook_dir and os.path.isdir(notebook_dir):
             binds.setdefault(notebook_dir, True)
         mounts = [Mount(path, path, type="bind", read_only=ro) for path, ro in binds.items()]

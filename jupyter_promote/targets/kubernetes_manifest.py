@@ -65,12 +65,12 @@ def payload_configmap(
     """The ConfigMap ``name`` that carries the job to its pod; refused when it would not fit."""
     limit = max_inputs_kb << 10
     skip = {os.path.realpath(run.path)}
-    inputs, total = pack_inputs(Path(record.notebook).parent, skip, limit * 20, carry_hidden)
+    inputs, total = pack_inputs(Path(record.inputs_folder), skip, limit * 20, carry_hidden)
     job_json, notebook = run.job_json.read_text(), run.job_notebook.read_text()
     size = len(inputs) + len(job_json.encode()) + len(notebook.encode())
     if len(inputs) > limit or total > limit * 20 or size > CONFIGMAP_LIMIT - 4096:
         raise TargetError(
-            f"{Path(record.notebook).parent}: the notebook's folder and the job come to more than a Kubernetes "
+            f"{record.inputs_folder}: the notebook's folder and the job come to more than a Kubernetes "
             f"job carries ({max_inputs_kb} KiB compressed, KubernetesTarget.max_inputs_kb; a ConfigMap "
             "holds 1 MiB); put datasets where the cluster reads them (a volume: KubernetesTarget.pod_spec)",
             subject=record.notebook,

@@ -34,7 +34,7 @@ def upload_dir(
     shutil.copy2(run.job_json, upload / "job.json")
     shutil.copy2(run.job_notebook, upload / "job.ipynb")
     limit = max_inputs_mb << 20
-    source = Path(record.notebook).parent
+    source = Path(record.inputs_folder)
     total = copy_inputs(source, scratch / "inputs", {str(run.path)}, limit, carry_hidden)
     if total > limit:
         raise TargetError(

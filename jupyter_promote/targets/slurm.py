@@ -147,7 +147,7 @@ class SlurmTarget(Target):
         job = JobScript(
             job_name=_job_name(record.notebook),
             run_dir=str(run.path if isinstance(run, RunDir) else run),
-            notebook_dir=os.path.dirname(record.notebook),
+            notebook_dir=record.inputs_folder,
             resources=record.resources,
             python=self.python,
             image=image,
