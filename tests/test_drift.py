@@ -58,6 +58,21 @@ def test_runs_with_no_spread_are_judged_by_the_parity_tolerance_or_exactly():
     assert drift.metric_drift("acc", 102.0, history, (0.0, 0.01))["drifted"]
 
 
+def test_past_values_that_vary_though_most_are_the_median_are_scaled_by_their_mean_deviation():
+    # Given past runs 1, 1, 1, 2, 2 (a MAD of 0, but they vary)
+    past = [1, 1, 1, 2, 2]
+    # Then a value already seen twice is no drift, one far away is
+    seen, far = drift.metric_drift("acc", 2.0, past), drift.metric_drift("acc", 9.0, past)
+    assert (seen["basis"], seen["drifted"]) == ("mad", False) and seen["z"] < 3.5
+    assert (far["basis"], far["drifted"]) == ("mad", True)
+
+
+def test_values_near_the_float_limits_drift_with_a_finite_score_that_json_keeps():
+    verdict = drift.metric_drift("x", 1e308, [-1e308, -9e307, -8e307])
+    assert verdict["drifted"] and verdict["z"] == 1e9
+    json.dumps(verdict, allow_nan=False)
+
+
 def test_too_little_history_gives_no_verdict():
     # Given two earlier runs only (three are needed)
     row = drift.metric_drift("loss", 9.0, [0.4, 0.5])

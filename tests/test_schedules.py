@@ -24,7 +24,7 @@ from jupyter_promote.errors import UsageError
 from jupyter_promote.launch.request import job_record, new_job_id
 from jupyter_promote.models import JobState
 from jupyter_promote.schedule import ScheduleExists
-from jupyter_promote.schedule.create import new_schedule
+from jupyter_promote.schedule.create import changes, new_schedule
 from jupyter_promote.schedule.model import due_after, iso
 from jupyter_promote.schedule.scheduler import Scheduler
 from jupyter_promote.schedule.store import ScheduleStore
@@ -97,6 +97,42 @@ def test_due_times_follow_the_time_zone_through_the_spring_forward_day():
     assert first.hour == 2
 
 
+@pytest.mark.parametrize(
+    ("cron", "zone_name", "start", "expected"),
+    [
+        # a daily noon in Berlin across the spring-forward and the fall-back: noon local time, once a day
+        ("0 12 * * *", "Europe/Berlin", (2026, 3, 28, 12), ["2026-03-29T12:00:00+02:00", "2026-03-30T12:00:00+02:00"]),
+        ("0 12 * * *", "Europe/Berlin", (2026, 10, 24, 12), ["2026-10-25T12:00:00+01:00", "2026-10-26T12:00:00+01:00"]),
+        # a weekday 09:00 from the Friday before the change: Monday 09:00 summer time
+        ("0 9 * * 1-5", "Europe/Berlin", (2026, 3, 27, 9), ["2026-03-30T09:00:00+02:00", "2026-03-31T09:00:00+02:00"]),
+        # 01:30 in New York, which the fall-back repeats: once, at its first occurrence, then 01:30 winter time
+        (
+            "30 1 * * *",
+            "America/New_York",
+            (2026, 11, 1, 0),
+            ["2026-11-01T01:30:00-04:00", "2026-11-02T01:30:00-05:00"],
+        ),
+        # every half hour through the repeated hour: each wall-clock time once
+        (
+            "*/30 * * * *",
+            "Europe/Berlin",
+            (2026, 10, 25, 1, 50),
+            ["2026-10-25T02:00:00+02:00", "2026-10-25T02:30:00+02:00", "2026-10-25T03:00:00+01:00"],
+        ),
+    ],
+)
+def test_due_times_are_wall_clock_times_across_both_daylight_saving_changes(cron, zone_name, start, expected):
+    after = datetime.datetime(*start, tzinfo=ZoneInfo(zone_name)).timestamp()
+    assert [iso(d, zone_name) for d in due_after(cron, zone_name, after, len(expected))] == expected
+
+
+def test_a_cron_expression_that_never_matches_a_date_is_refused_in_one_line(tmp_path, notebook):
+    world = World(str(tmp_path / "jobs.sqlite"), tmp_path, Clock(T0))
+    with pytest.raises(UsageError, match=r"^cron '0 0 30 2 \*': never matches a date \(day 30 of month 2\)$"):
+        create(world, notebook, T0, name="never", cron="0 0 30 2 *")
+    assert world.schedules.all() == []
+
+
 async def test_two_servers_on_one_store_fire_a_due_time_exactly_once(store_url, tmp_path, notebook):
     # Given two schedulers (two servers) on one store and one hourly schedule
     clock = Clock(T0)
@@ -139,6 +175,23 @@ async def test_runs_missed_while_the_server_was_down_follow_the_policy(tmp_path,
     clock.now = T0.replace(hour=18, minute=0, second=10)
     await world.scheduler.tick()
     assert len(world.submitted) == runs + 1
+
+
+async def test_a_new_cron_expression_counts_from_now_not_from_the_last_run(tmp_path, notebook):
+    # Given a yearly schedule created two days ago that runs whatever it missed
+    clock = Clock(T0)
+    world = World(str(tmp_path / "jobs.sqlite"), tmp_path, clock)
+    schedule = create(world, notebook, T0, cron="0 0 1 1 *", missed="all", overlap="allow")
+    clock.now = T0 + datetime.timedelta(days=2)
+    # When its cron expression becomes every five minutes (PATCH schedules/{id})
+    world.schedules.update(schedule.id, **changes({"cron": "*/5 * * * *"}, schedule, clock.now.timestamp()))
+    await world.scheduler.tick()
+    # Then the two days under the old expression are not five-minute runs it missed: none runs now, and the
+    # next one runs when it is due
+    assert world.submitted == [] and world.schedules.get(schedule.id).note in (None, "")
+    clock.now += datetime.timedelta(minutes=5)
+    await world.scheduler.tick()
+    assert len(world.submitted) == 1
 
 
 @pytest.mark.parametrize("overlap", ["skip", "queue", "allow"])

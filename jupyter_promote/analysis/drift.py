@@ -44,13 +44,28 @@ def is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(float(value))
 
 
+#: A robust z-score too large for a float (values near the float's limits).
+Z_BEYOND = 1e9
+#: The mean absolute deviation scaled to a standard deviation: the scale when more than half the past values
+#: are the median (a MAD of 0) but not all of them.
+MEAN_AD_SCALE = 1.2533
+
+
 def robust_z(value: float, history: Sequence[float]) -> tuple[float, float, float | None]:
-    """``(median, mad, z)`` of ``value`` against ``history``; ``z`` is None when the MAD is 0 (the past
-    values do not vary: no scale to measure a difference in)."""
+    """``(median, mad, z)`` of ``value`` against ``history``; ``z`` is None only when the past values do not
+    vary at all (no scale to measure a difference in). When the MAD is 0 but the values vary (more than half
+    of them are the median), the scale is the mean absolute deviation, as for a modified z-score. A z too
+    large for a float is :data:`Z_BEYOND` (a verdict is stored as JSON, which has no infinity)."""
     median = statistics.median(history)
     mad = statistics.median(abs(v - median) for v in history)
-    z = None if mad == 0 else (value - median) / (MAD_SCALE * mad)
-    return median, mad, z
+    scale = MAD_SCALE * mad if mad else MEAN_AD_SCALE * statistics.fmean(abs(v - median) for v in history)
+    if not scale:
+        return median, mad, None
+    try:
+        z = (value - median) / scale
+    except OverflowError:
+        z = math.inf
+    return median, mad, z if math.isfinite(z) else math.copysign(Z_BEYOND, value - median)
 
 
 def metric_drift(

@@ -151,7 +151,10 @@ def header(
     if record.get("message"):
         parts.append(f"<p>{esc(record['message'])}</p>")
     parts += [_rows(facts), "<h2>Verdict</h2>", _verdict(parity, record.get("parity"))]
-    parts.append(drift_section(drift))
+    try:  # drift.json is read as found: a field of an unexpected kind costs the section, never the report
+        parts.append(drift_section(drift))
+    except (TypeError, ValueError, KeyError, AttributeError):
+        parts.append('<h2>Drift against the schedule\'s runs</h2><p class="note">drift.json could not be read</p>')
     parts.append("<h2>Alerts</h2>")
     if alerts:
         items = "".join(f"<li><b>{esc(a.get('kind', '?'))}</b>: {esc(a.get('message', ''))}</li>" for a in alerts)

@@ -85,7 +85,8 @@ def _facts(run: RunDir, record: JobRecord | None, view: JobView | None) -> dict[
         "alerts": list(view.alerts),
         "parity": parity if isinstance(parity, dict) else None,
         "card": environment_card(lock) if lock else None,
-        "drift": drift.read(run.path),
+        # only a scheduled job is judged against its schedule's runs (a drift.json beside another job's is not ours)
+        "drift": drift.read(run.path) if record.schedule else None,
     }
 
 

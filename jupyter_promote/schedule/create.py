@@ -98,6 +98,13 @@ def changes(body: Any, schedule: Schedule, now: float) -> dict[str, Any]:
     if valid.keys() & {"cron", "timezone", "paused"}:
         cron, timezone = valid.get("cron", schedule.cron), valid.get("timezone", schedule.timezone)
         valid["next_due"] = due_after(cron, timezone, now)[0]
-    if valid.get("paused") is False and schedule.paused:  # resumed: what was due while paused is not missed
+    # resumed: what was due while paused is not missed; a new cron or time zone counts from now, never back to
+    # the last run under the old one (every due time of the new one since then would read as missed)
+    resumed = valid.get("paused") is False and schedule.paused
+    retimed = (
+        valid.get("cron", schedule.cron) != schedule.cron
+        or valid.get("timezone", schedule.timezone) != schedule.timezone
+    )
+    if resumed or retimed:
         valid["last_fired"] = int(now)
     return valid

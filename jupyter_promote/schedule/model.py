@@ -10,6 +10,7 @@ import dataclasses
 import datetime
 import uuid
 import zoneinfo
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -88,12 +89,19 @@ def zone(name: Any) -> zoneinfo.ZoneInfo:
 
 def check_cron(expression: Any) -> str:
     """``expression`` when croniter reads it as five fields (minute hour day month weekday), else an error."""
-    from croniter import croniter
+    from croniter import CroniterBadDateError, croniter
 
     if not isinstance(expression, str) or len(expression.split()) != 5 or not croniter.is_valid(expression):
         shown = expression if isinstance(expression, str) else repr(expression)
         message = f"cron {shown!r}: not a cron expression (five fields: minute hour day month weekday)"
         raise UsageError(message, subject=str(shown), field="cron")
+    try:
+        croniter(expression, datetime.datetime(2000, 1, 1)).get_next(datetime.datetime)
+    except CroniterBadDateError:
+        message = (
+            f"cron {expression!r}: never matches a date (day {expression.split()[2]} of month {expression.split()[3]})"
+        )
+        raise UsageError(message, subject=expression, field="cron") from None
     return expression
 
 
@@ -104,27 +112,37 @@ def check_choice(value: Any, name: str, choices: tuple[str, ...]) -> str:
 
 
 def due_after(cron: str, timezone: str, after: float, count: int = 1) -> list[int]:
-    """The ``count`` due times strictly after ``after`` (epoch seconds), as croniter gives them in ``timezone``."""
-    from croniter import croniter
-
-    start = datetime.datetime.fromtimestamp(after, zone(timezone))
-    it = croniter(cron, start)
-    return [int(it.get_next(float)) for _ in range(count)]
+    """The ``count`` due times strictly after ``after`` (epoch seconds)."""
+    times = _due_times(cron, timezone, after)
+    return [next(times) for _ in range(count)]
 
 
 def due_between(cron: str, timezone: str, after: float, until: float) -> list[int]:
     """The due times in ``(after, until]``, oldest first (at most :data:`MAX_LOOKBACK`, the latest ones)."""
-    from croniter import croniter
-
-    it = croniter(cron, datetime.datetime.fromtimestamp(after, zone(timezone)))
     found: list[int] = []
-    while True:
-        due = int(it.get_next(float))
+    for due in _due_times(cron, timezone, after):
         if due > until:
             return found
         found.append(due)
         if len(found) > MAX_LOOKBACK:
             del found[0]
+    return found
+
+
+def _due_times(cron: str, timezone: str, after: float) -> Iterator[int]:
+    """The due times after ``after``, as cron means them: wall-clock times of ``timezone``. croniter steps
+    through naive local times (given an aware start it steps in fixed offsets, and a daily 12:00 runs at 11:00
+    and again at 12:00 on the day the clocks go forward); each is then placed in the zone as zoneinfo does
+    with ``fold=0``: a time the spring-forward skips (02:30 in Berlin) runs that much later (03:30 summer
+    time), a time the fall-back repeats runs once, at its first occurrence."""
+    from croniter import croniter
+
+    tz = zone(timezone)
+    start = datetime.datetime.fromtimestamp(after, tz).replace(tzinfo=None)
+    for local in croniter(cron, start).all_next(datetime.datetime):
+        due = int(local.replace(tzinfo=tz).timestamp())
+        if due > after:  # a naive start inside the repeated hour is its first occurrence, earlier than after
+            yield due
 
 
 def iso(epoch: float | None, timezone: str) -> str | None:

@@ -11,6 +11,7 @@ follows its ``overlap`` policy (skipped and counted, queued until that job ends,
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime
 import logging
 import os
@@ -59,7 +60,9 @@ class Scheduler:
         return self.clock().timestamp()
 
     async def run(self, every_s: float = TICK_S) -> None:
-        """Tick until cancelled (a tick that fails is logged; the next one tries again)."""
+        """Tick until cancelled (a tick that fails is logged; the next one tries again). A due time is missed
+        only when it is older than two ticks (or :data:`GRACE_S`): a late tick is not downtime."""
+        self.grace_s = max(self.grace_s, 2 * every_s)
         while True:
             try:
                 await self.tick()
@@ -131,10 +134,14 @@ class Scheduler:
         try:
             request = await asyncio.to_thread(self.request, schedule)
             job_id = await self.submit(request)
-        except PromoteError as exc:
-            note = f"{why}: not run: {exc}"
-            log.warning("jupyter-promote: schedule %s: %s", schedule.name, note)
-            self.schedules.update(schedule.id, note=note)
+        except Exception as exc:  # claimed, so never lost without a word: the note says why it did not run
+            reason = str(exc) if isinstance(exc, PromoteError) else f"{type(exc).__name__}: {exc}"
+            note = f"{why}: not run: {reason}"
+            log.warning(
+                "jupyter-promote: schedule %s: %s", schedule.name, note, exc_info=not isinstance(exc, PromoteError)
+            )
+            with contextlib.suppress(Exception):  # a store that failed the submit may fail this too: logged above
+                self.schedules.update(schedule.id, note=note)
             return ""
         log.info("jupyter-promote: schedule %s: %s: job %s", schedule.name, why, job_id)
         self.schedules.update(schedule.id, last_job=job_id)
