@@ -26,7 +26,7 @@ from jupyter_promote.models import JobState
 from jupyter_promote.schedule import ScheduleExists
 from jupyter_promote.schedule.create import changes, new_schedule
 from jupyter_promote.schedule.model import due_after, iso
-from jupyter_promote.schedule.scheduler import Scheduler
+from jupyter_promote.schedule.scheduler import MAX_CATCH_UP, Scheduler
 from jupyter_promote.schedule.store import ScheduleStore
 from jupyter_promote.server.store import JobStore
 
@@ -175,6 +175,20 @@ async def test_runs_missed_while_the_server_was_down_follow_the_policy(tmp_path,
     clock.now = T0.replace(hour=18, minute=0, second=10)
     await world.scheduler.tick()
     assert len(world.submitted) == runs + 1
+
+
+async def test_a_long_downtime_runs_at_most_the_latest_catch_up_runs(tmp_path, notebook):
+    # Given an hourly schedule that runs whatever it missed, and a server down for two days
+    clock = Clock(T0)
+    world = World(str(tmp_path / "jobs.sqlite"), tmp_path, clock)
+    schedule = create(world, notebook, T0, missed="all", overlap="allow")
+    clock.now = T0 + datetime.timedelta(days=2, minutes=30)
+    await world.scheduler.tick()
+    # Then 48 were missed, the latest 24 run, and the note says so
+    assert len(world.submitted) == MAX_CATCH_UP == 24
+    assert world.schedules.get(schedule.id).note == (
+        "missed 48 runs while the server was down; ran the latest 24 of them (missed: all, at most 24)"
+    )
 
 
 async def test_a_new_cron_expression_counts_from_now_not_from_the_last_run(tmp_path, notebook):

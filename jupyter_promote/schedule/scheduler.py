@@ -29,6 +29,8 @@ from .store import ScheduleStore
 log = logging.getLogger("jupyter_promote")
 #: A due time seen later than this (seconds) was missed (the server was down), not merely reached.
 GRACE_S = 120.0
+#: The most missed due times ``missed: all`` runs at once after downtime (the latest ones).
+MAX_CATCH_UP = 24
 #: Seconds between two ticks of a running server.
 TICK_S = 15.0
 Clock = Callable[[], datetime.datetime]
@@ -91,7 +93,8 @@ class Scheduler:
         if schedule.queued is not None and not running and store.take(schedule.id, "queued", schedule.queued):
             fired.append(await self.fire(schedule, f"queued at {iso(schedule.queued, schedule.timezone)}"))
             running = 1
-        due = due_between(schedule.cron, schedule.timezone, schedule.last_fired, now)
+        # (a server down for long owes many due times of a frequent schedule: counted off the event loop)
+        due = await asyncio.to_thread(due_between, schedule.cron, schedule.timezone, schedule.last_fired, now)
         if not due:
             return [job for job in fired if job]
         next_due = due_after(schedule.cron, schedule.timezone, now)[0]
@@ -116,7 +119,12 @@ class Scheduler:
         if not missed:
             return on_time
         runs = "run" if len(missed) == 1 else "runs"
-        if schedule.missed == "all":
+        if schedule.missed == "all" and len(missed) > MAX_CATCH_UP:
+            plan, did = (
+                missed[-MAX_CATCH_UP:] + on_time,
+                f"ran the latest {MAX_CATCH_UP} of them (missed: all, at most {MAX_CATCH_UP})",
+            )
+        elif schedule.missed == "all":
             plan, did = missed + on_time, "ran each of them (missed: all)"
         elif schedule.missed == "latest" and not on_time:
             plan, did = [missed[-1]], f"ran the latest ({iso(missed[-1], schedule.timezone)}) once"
