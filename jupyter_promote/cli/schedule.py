@@ -76,7 +76,7 @@ def store_of(args: argparse.Namespace, ctx: CommandContext) -> Any:
 
 
 def cmd_schedule(args: argparse.Namespace, ctx: CommandContext) -> int:
-    from ..schedule.model import iso
+    from ..schedule.model import due_after, iso
 
     if args.action != "list" and not args.what:
         raise UsageError(f"schedule {args.action}: give {'a notebook' if args.action == 'create' else 'an ID or NAME'}")
@@ -85,6 +85,8 @@ def cmd_schedule(args: argparse.Namespace, ctx: CommandContext) -> int:
         if args.action == "create":
             _create(args, ctx, store)
         elif args.action == "list":
+            if not store.all():
+                print("no schedules (jupyter promote schedule create NOTEBOOK --cron EXPR)")
             for s in store.all():
                 state = "paused" if s.paused else f"next {iso(s.next_due, s.timezone)}"
                 print(f"{s.id}  {s.name}  {s.cron!r} {s.timezone}  {state}  last job {s.last_job or '-'}  {s.note}")
@@ -94,7 +96,8 @@ def cmd_schedule(args: argparse.Namespace, ctx: CommandContext) -> int:
             if args.action == "pause":
                 store.update(schedule.id, paused=True)
             elif args.action == "resume":  # what was due while paused is not missed
-                store.update(schedule.id, paused=False, last_fired=now)
+                next_due = due_after(schedule.cron, schedule.timezone, now)[0]
+                store.update(schedule.id, paused=False, last_fired=now, next_due=next_due)
             elif args.action == "delete":
                 store.delete(schedule.id)
             else:
