@@ -22,7 +22,7 @@ from typing import Any, ClassVar
 from traitlets import Enum, Float, List, Unicode, default
 
 from ..errors import TargetError
-from ..models import JobRecord
+from ..models import JobRecord, JobState
 from ..rundir import RunDir
 from .base import Target, TargetStatus
 from .slurm_script import RUNTIMES, JobScript, SiteSettings, hold_secrets, render
@@ -193,6 +193,10 @@ class SlurmTarget(Target):
         handles = [{"job_id": f"{array_id}_{i}", "array": array_id} for i in range(len(records))]
         for record, handle in zip(records, handles, strict=True):
             self._watched[handle["job_id"]] = record.id
+            # just accepted: waiting in the queue. A task scancelled before the first squeue (a loaded machine)
+            # leaves no row, and one never seen waiting would read as gone without a word (lost), not cancelled
+            waiting = f"submitted as task {handle['job_id']} of job array {array_id}"
+            self._statuses[handle["job_id"]] = TargetStatus(JobState.QUEUED, "pending", waiting)
         return handles
 
     async def sbatch_script(self, script: Path, log: Path, cwd: Path) -> str:
