@@ -85,9 +85,10 @@ def cmd_schedule(args: argparse.Namespace, ctx: CommandContext) -> int:
         if args.action == "create":
             _create(args, ctx, store)
         elif args.action == "list":
-            if not store.all():
+            schedules = store.all()
+            if not schedules:
                 print("no schedules (jupyter promote schedule create NOTEBOOK --cron EXPR)")
-            for s in store.all():
+            for s in schedules:
                 state = "paused" if s.paused else f"next {iso(s.next_due, s.timezone)}"
                 print(f"{s.id}  {s.name}  {s.cron!r} {s.timezone}  {state}  last job {s.last_job or '-'}  {s.note}")
         else:

@@ -17,6 +17,7 @@ from typing import Any
 from ..errors import KernelError, PromoteError
 from ..events import JobView
 from ..freeze import DEFAULT_ENV_ALLOWLIST, FrozenEnv, freeze, kernel_interpreter
+from ..freeze.kernels import Interpreter
 from ..job.convert import convert, write_notebook
 from ..job.notebook import kernel_of, read_notebook, with_kernel
 from ..job.overrides import Override, overridden_parameters
@@ -29,6 +30,20 @@ from .request import ImageRequest, PromoteRequest, default_run_dir, job_record, 
 from .storage import bring_back, check_inputs, credentials_of
 
 FALLBACK_KERNEL = "python3"
+
+
+def choose_kernel(nb: Any, notebook: str, asked: str | None) -> tuple[str, Interpreter, str | None]:
+    """The kernel a job of ``notebook`` (read: ``nb``) runs on, its interpreter, and a note when it is not the
+    notebook's own: the one asked for (which must exist), else the notebook's; like Elyra, a Python notebook
+    whose kernel is not installed here runs on the default Python kernel."""
+    kernel = asked or kernel_of(nb, notebook)
+    try:
+        return kernel, kernel_interpreter(kernel), None
+    except KernelError:
+        if kernel == FALLBACK_KERNEL or asked:
+            raise
+    note = f"kernel {kernel!r} is not installed here; using {FALLBACK_KERNEL!r} instead"
+    return FALLBACK_KERNEL, kernel_interpreter(FALLBACK_KERNEL), note
 
 
 def _remove_run(path: Path, created: bool) -> None:
@@ -106,16 +121,9 @@ class Pipeline:
         secrets = secret_values(request.secrets, request.target)
         check_inputs(request.data, {**self.storage_options, **credentials_of(secrets)})
         nb = read_notebook(notebook)
-        kernel = request.kernel or kernel_of(nb, request.notebook)
-        try:
-            interpreter = kernel_interpreter(kernel)
-        except KernelError:
-            if kernel == FALLBACK_KERNEL or request.kernel:  # a kernel asked for by name must exist
-                raise
-            # like Elyra: a Python notebook whose kernel is not installed here runs on the default Python kernel
-            interpreter = kernel_interpreter(FALLBACK_KERNEL)
-            self.notes.append(f"kernel {kernel!r} is not installed here; using {FALLBACK_KERNEL!r} instead")
-            kernel = FALLBACK_KERNEL
+        kernel, interpreter, note = choose_kernel(nb, request.notebook, request.kernel)
+        if note:
+            self.notes.append(note)
         conversion = convert(with_kernel(nb, kernel), request.monitor, deterministic=request.deterministic)
         job_id = job_id or new_job_id()
         path = (

@@ -69,19 +69,12 @@ def environment_now(notebook: str, kernel: str | None, settings: PromoteSettings
     (:func:`..launch.history.lock_facts`: the lock's content hash, its Python and packages): the kernel
     chosen as the pipeline chooses it (the one asked for, else the notebook's, else the default Python
     kernel), frozen as each run freezes it (into a folder removed after)."""
-    from ..errors import KernelError
-    from ..freeze import freeze, kernel_interpreter
-    from ..job.notebook import kernel_of, read_notebook
+    from ..freeze import freeze
+    from ..job.notebook import read_notebook
     from ..launch.history import lock_facts
-    from ..launch.pipeline import FALLBACK_KERNEL
+    from ..launch.pipeline import choose_kernel
 
-    name = kernel or kernel_of(read_notebook(notebook), notebook)
-    try:
-        interpreter = kernel_interpreter(name)
-    except KernelError:
-        if kernel or name == FALLBACK_KERNEL:
-            raise
-        interpreter = kernel_interpreter(FALLBACK_KERNEL)
+    _, interpreter, _ = choose_kernel(read_notebook(notebook), notebook, kernel)
     with tempfile.TemporaryDirectory(prefix="promote-schedule-") as folder:
         env = freeze(interpreter, os.path.join(folder, "env"), env_allowlist=tuple(settings.env_allowlist))
     return lock_facts(env.lock) or {}
