@@ -16,6 +16,7 @@ import pytest
 from conftest import NOTEBOOKS
 
 from jupyter_promote.analysis import drift
+from jupyter_promote.analysis.parity import Tolerance
 from jupyter_promote.events.authority import job_events
 from jupyter_promote.launch.history import lock_facts
 from jupyter_promote.models import JobRecord, JobState
@@ -52,10 +53,10 @@ def test_runs_with_no_spread_are_judged_by_the_parity_tolerance_or_exactly():
     assert exact["drifted"] and exact["basis"] == "exact" and exact["z"] is None and exact["mad"] == 0
     assert "every past run had the same value" in drift.metric_message(exact)
     # an absolute tolerance, then a relative one (1% of the median)
-    assert not drift.metric_drift("acc", 100.0001, history, (0.001, 0.0))["drifted"]
-    assert drift.metric_drift("acc", 100.01, history, (0.001, 0.0))["basis"] == "tolerance"
-    assert not drift.metric_drift("acc", 100.5, history, (0.0, 0.01))["drifted"]
-    assert drift.metric_drift("acc", 102.0, history, (0.0, 0.01))["drifted"]
+    assert not drift.metric_drift("acc", 100.0001, history, Tolerance(abs=0.001))["drifted"]
+    assert drift.metric_drift("acc", 100.01, history, Tolerance(abs=0.001))["basis"] == "tolerance"
+    assert not drift.metric_drift("acc", 100.5, history, Tolerance(rel=0.01))["drifted"]
+    assert drift.metric_drift("acc", 102.0, history, Tolerance(rel=0.01))["drifted"]
 
 
 def test_past_values_that_vary_though_most_are_the_median_are_scaled_by_their_mean_deviation():

@@ -1,6 +1,6 @@
 """A scheduled run judged against its schedule's own history: drift, per metric and in the environment.
 
-Pure functions over plain values (standard library only); the caller reads the runs and writes the result
+Pure functions over plain values (the standard library, and parity's tolerance); the caller reads the runs and writes the result
 (:mod:`jupyter_promote.launch.history`).
 
 Metrics: this run's value against the same metric in the schedule's last :data:`WINDOW` succeeded runs, by a
@@ -25,6 +25,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from .parity import Tolerance
+
 DRIFT_FILE = "drift.json"
 #: How many of the schedule's past runs a verdict looks at (the most recent ones).
 WINDOW = 10
@@ -34,9 +36,6 @@ MIN_RUNS = 3
 THRESHOLD = 3.5
 #: The MAD scaled to a standard deviation (normally distributed values).
 MAD_SCALE = 1.4826
-
-#: A metric's tolerance when its past values do not vary: (absolute, relative), as parity reads one.
-Tolerance = tuple[float, float]
 
 
 def is_number(value: Any) -> bool:
@@ -95,10 +94,10 @@ def metric_drift(
     verdict.update(median=median, mad=mad, z=z)
     if z is not None:
         verdict.update(basis="mad", drifted=abs(z) > threshold)
-    else:
-        absolute, relative = tolerance or (0.0, 0.0)
-        allowed = max(absolute, relative * abs(median))
-        verdict.update(basis="tolerance" if allowed else "exact", drifted=abs(float(value) - median) > allowed)
+    else:  # the past values do not vary: the metric's parity tolerance decides, as parity's own rule does
+        tolerance = tolerance or Tolerance()
+        exact = not max(tolerance.abs, tolerance.rel * abs(median))
+        verdict.update(basis="exact" if exact else "tolerance", drifted=not tolerance.allows(median, float(value)))
     return verdict
 
 

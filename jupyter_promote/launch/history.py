@@ -10,12 +10,14 @@ schedule) gives none, and nothing is judged.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..analysis import drift
+from ..analysis.parity import Tolerance
 from ..models import JobRecord, JobState
 
 if TYPE_CHECKING:
@@ -50,7 +52,7 @@ def lock_facts(lock: dict[str, Any] | None, lock_hash: str | None = None) -> dic
     }
 
 
-def tolerances(notebook: str, configured: dict[str, Any]) -> dict[str, drift.Tolerance]:
+def tolerances(notebook: str, configured: dict[str, Any]) -> dict[str, Tolerance]:
     """Each metric's parity tolerance as ``(abs, rel)``: the notebook's own (``promote.report(...,
     tolerance=...)``), else the configured one (``c.PromoteSettings.parity_tolerance``)."""
     from ..analysis.parity import baseline_of, parse_tolerance
@@ -63,11 +65,8 @@ def tolerances(notebook: str, configured: dict[str, Any]) -> dict[str, drift.Tol
         declared = {}
     found = {}
     for name, spec in {**configured, **declared}.items():
-        try:
-            tolerance = parse_tolerance(name, spec)
-        except PromoteError:
-            continue
-        found[name] = (tolerance.abs, tolerance.rel)
+        with contextlib.suppress(PromoteError):  # a tolerance that is not one: parity says so, drift goes on
+            found[name] = parse_tolerance(name, spec)
     return found
 
 
